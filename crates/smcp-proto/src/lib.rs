@@ -1,0 +1,22 @@
+//! Sans-IO protocol core for MCP revision **2026-07-28** over Streamable HTTP.
+//!
+//! No tokio, no HTTP: only wire types, the JSON-RPC envelope, error codes and the small codecs
+//! every client and server needs. Everything here is deterministic and testable without sockets.
+//!
+//! # Layout
+//!
+//! | module | spec page | what |
+//! |---|---|---|
+//! | [`jsonrpc`] | `basic/index.mdx` | JSON-RPC 2.0 envelope, request ids, error objects |
+//! | [`error`] | `basic/index.mdx` §Error Codes | the error codes and their `data` shapes |
+//! | [`meta`] | `basic/index.mdx` §_meta | reserved `_meta` keys |
+
+pub mod error;
+pub mod jsonrpc;
+pub mod meta;
+
+/// The protocol revision this crate implements.
+pub const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The JSON-RPC version string carried by every message.
+pub const JSONRPC_VERSION: &str = "2.0";
