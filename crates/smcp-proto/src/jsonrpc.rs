@@ -355,7 +355,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: Value) -> Result<Message, ParseError> {
-        Message::from_slice(&serde_json::to_vec(&v).unwrap())
+        Message::from_value(v)
     }
 
     #[test]
