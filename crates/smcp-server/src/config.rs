@@ -1,0 +1,106 @@
+//! Server settings: limits and caching hints. Every limit has a safe default.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// Bounds on what one request may cost.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Largest accepted request head (request line + headers), in bytes (431 beyond).
+    /// Default 64 KiB. Enforced by [`crate::serve`].
+    pub max_header_bytes: usize,
+    /// Notifications a handler may queue ahead of a slow reader before `progress()` waits.
+    pub event_buffer: usize,
+    /// After the client has gone, how long a handler may keep running before it is dropped.
+    pub cancel_grace: Duration,
+    /// Items per page of the list methods.
+    pub page_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            event_buffer: 32,
+            cancel_grace: Duration::from_secs(5),
+            page_size: 100,
+        }
+    }
+}
+
+/// Who may cache a result (`server/utilities/caching.mdx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheScope {
+    /// Any cache may keep it, shared across users.
+    Public,
+    /// Only a cache private to one authorization context may keep it.
+    Private,
+}
+
+/// `ttlMs` and `cacheScope` of a cacheable result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    /// How long the result stays fresh.
+    pub ttl: Duration,
+    /// Who may cache it.
+    pub scope: CacheScope,
+}
+
+impl CacheHint {
+    /// A hint with this TTL and scope.
+    pub const fn new(ttl: Duration, scope: CacheScope) -> Self {
+        Self { ttl, scope }
+    }
+
+    /// Never fresh: `ttlMs: 0`, private.
+    pub const fn no_cache() -> Self {
+        Self::new(Duration::ZERO, CacheScope::Private)
+    }
+
+    pub(crate) fn ttl_ms(&self) -> Value {
+        json!(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(crate) fn scope_str(&self) -> &'static str {
+        match self.scope {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+/// Caching hints per cacheable method. Lists default to one minute, private (lists may vary
+/// by authorization); reads default to no caching unless the resource sets its own hint.
+#[derive(Debug, Clone)]
+pub struct CacheConfig {
+    /// `server/discover`.
+    pub discover: CacheHint,
+    /// `tools/list`.
+    pub tools_list: CacheHint,
+    /// `prompts/list`.
+    pub prompts_list: CacheHint,
+    /// `resources/list`.
+    pub resources_list: CacheHint,
+    /// `resources/templates/list`.
+    pub templates_list: CacheHint,
+    /// `resources/read`, unless the resource has its own.
+    pub resources_read: CacheHint,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        let minute = CacheHint::new(Duration::from_secs(60), CacheScope::Private);
+        Self {
+            discover: minute,
+            tools_list: minute,
+            prompts_list: minute,
+            resources_list: minute,
+            templates_list: minute,
+            resources_read: CacheHint::no_cache(),
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! The per-request context handed to every handler.
+//!
+//! It carries what the request declared (client capabilities, `_meta`), the way to talk back
+//! on the request's own response stream (progress, log messages), and the cancellation token
+//! that fires when the client closes that stream. Nothing in it outlives the request, and
+//! nothing is keyed by connection: the server is stateless between requests.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+use smcp_proto::jsonrpc::{Notification, RequestId};
+use smcp_proto::meta;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Log severities in increasing order (`server/utilities/logging.mdx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Informational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Parses the wire name (`"debug"`, …, `"emergency"`).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            _ => return None,
+        })
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+/// Why a progress or log message could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotifyError {
+    /// The client closed the response stream; stop working.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// `progress` must strictly increase (`basic/patterns/progress.mdx`).
+    #[error("progress must increase: {next} is not above {last}")]
+    ProgressNotIncreasing {
+        /// The last value sent.
+        last: f64,
+        /// The rejected value.
+        next: f64,
+    },
+}
+
+/// Where the events of one request go: SSE-encoded notification frames.
+pub(crate) type EventSender = mpsc::Sender<Bytes>;
+
+/// Everything a handler may know about and do for its request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Debug)]
+struct ContextInner {
+    id: RequestId,
+    method: String,
+    meta: Map<String, Value>,
+    client_capabilities: Map<String, Value>,
+    progress_token: Option<Value>,
+    log_level: Option<LogLevel>,
+    logging_enabled: bool,
+    events: Option<EventSender>,
+    last_progress: Mutex<Option<f64>>,
+    cancel: CancellationToken,
+}
+
+pub(crate) struct ContextParts {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) log_level: Option<LogLevel>,
+    pub(crate) logging_enabled: bool,
+    pub(crate) events: Option<EventSender>,
+    pub(crate) cancel: CancellationToken,
+}
+
+impl RequestContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        let client_capabilities = match parts.meta.get(meta::CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => caps.clone(),
+            _ => Map::new(),
+        };
+        let progress_token = parts
+            .meta
+            .get(meta::PROGRESS_TOKEN)
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
+        Self {
+            inner: Arc::new(ContextInner {
+                id: parts.id,
+                method: parts.method,
+                client_capabilities,
+                progress_token,
+                log_level: parts.log_level,
+                logging_enabled: parts.logging_enabled,
+                events: parts.events,
+                last_progress: Mutex::new(None),
+                cancel: parts.cancel,
+                meta: parts.meta,
+            }),
+        }
+    }
+
+    /// A context for calling a handler directly, e.g. in a unit test: no stream, never
+    /// cancelled unless `cancel` fires.
+    pub fn detached(
+        id: RequestId,
+        method: &str,
+        meta: Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self::new(ContextParts {
+            id,
+            method: method.to_owned(),
+            meta,
+            log_level: None,
+            logging_enabled: false,
+            events: None,
+            cancel,
+        })
+    }
+
+    /// The JSON-RPC id of this request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method being served.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The request's `params._meta` object.
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.inner.meta
+    }
+
+    /// The `ClientCapabilities` declared on *this* request.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.inner.client_capabilities
+    }
+
+    /// Whether the client declared the capability at this path, e.g. `["elicitation"]` or
+    /// `["sampling", "tools"]`. A capability is declared when its member is an object.
+    pub fn has_capability(&self, path: &[&str]) -> bool {
+        let mut current = &self.inner.client_capabilities;
+        for (i, key) in path.iter().enumerate() {
+            match current.get(*key) {
+                Some(Value::Object(next)) => current = next,
+                Some(Value::Bool(true)) if i + 1 == path.len() => return true,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// The progress token the client sent, if any.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.inner.progress_token.as_ref()
+    }
+
+    /// Whether the client has gone away (closed the response stream).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the client closes the response stream.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await;
+    }
+
+    /// A clone of the cancellation token, to hand to work spawned by the handler.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Sends `notifications/progress`. A no-op when the client sent no progress token or
+    /// the response cannot stream; fails when the request was cancelled or the value does
+    /// not increase. Waits when the client reads slowly (bounded buffer).
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), NotifyError> {
+        if self.is_cancelled() {
+            return Err(NotifyError::Cancelled);
+        }
+        let Some(token) = &self.inner.progress_token else {
+            return Ok(());
+        };
+        {
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(prev) = *last
+                && progress <= prev
+            {
+                return Err(NotifyError::ProgressNotIncreasing {
+                    last: prev,
+                    next: progress,
+                });
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::with_capacity(4);
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), number(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), number(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), Value::String(message.to_owned()));
+        }
+        self.emit("notifications/progress", params).await
+    }
+
+    /// Sends `notifications/message` when the request asked for logs at or below `level`
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`) and the server declared logging.
+    /// Otherwise does nothing: a server must not log to a request that did not opt in.
+    pub async fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> Result<(), NotifyError> {
+        if self.is_cancelled() {
+            return Err(NotifyError::Cancelled);
+        }
+        let Some(min) = self.inner.log_level else {
+            return Ok(());
+        };
+        if !self.inner.logging_enabled || level < min {
+            return Ok(());
+        }
+        let mut params = Map::with_capacity(3);
+        params.insert("level".into(), json!(level.as_str()));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), json!(logger));
+        }
+        params.insert("data".into(), data);
+        self.emit("notifications/message", params).await
+    }
+
+    async fn emit(&self, method: &str, params: Map<String, Value>) -> Result<(), NotifyError> {
+        let Some(events) = &self.inner.events else {
+            return Ok(());
+        };
+        let note = Notification {
+            method: method.to_owned(),
+            params: Some(Value::Object(params)),
+        };
+        let json = serde_json::to_vec(&note).map_err(|_| NotifyError::Cancelled)?;
+        let mut frame = Vec::with_capacity(json.len() + 8);
+        smcp_proto::sse::encode_event(&json, &mut frame);
+        tokio::select! {
+            biased;
+            () = self.inner.cancel.cancelled() => Err(NotifyError::Cancelled),
+            sent = events.send(Bytes::from(frame)) => sent.map_err(|_| NotifyError::Cancelled),
+        }
+    }
+}
+
+/// Integers stay integers on the wire (`50`, not `50.0`).
+fn number(v: f64) -> Value {
+    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+    }
+}

@@ -1,0 +1,426 @@
+//! Method dispatch: from a validated request to a result, an error, or a handler future.
+//!
+//! Stages that need the target item (the tool's `x-mcp-header` parameters, its required
+//! client capabilities) run here, before the handler, and refuse with the status the spec
+//! gives them. Everything a handler produces is an [`Outcome`].
+
+use std::sync::Arc;
+
+use http::HeaderMap;
+use serde_json::{Map, Value, json};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::header;
+use smcp_proto::jsonrpc::RequestId;
+
+use crate::context::RequestContext;
+use crate::error::Rejection;
+use crate::pagination;
+use crate::server::completion::{CompletionRef, CompletionRequest};
+use crate::server::handler::HandlerError;
+use crate::server::prompts::PromptGet;
+use crate::server::resources::ResourceRead;
+use crate::server::tools::{BoxFuture, ToolCall, ToolEntry};
+use crate::server::{Inner, SUPPORTED_VERSIONS};
+
+/// A result object (without the server's `_meta`) or a JSON-RPC error.
+pub(crate) type Outcome = Result<Value, ErrorObject>;
+
+/// What dispatch produced: an answer now, or a handler to run.
+pub(crate) enum Dispatch {
+    Ready(Outcome),
+    Pending(BoxFuture<Outcome>),
+}
+
+/// One validated request, ready to dispatch.
+pub(crate) struct Call<'a> {
+    pub(crate) inner: &'a Arc<Inner>,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) id: &'a RequestId,
+    pub(crate) method: &'a str,
+    /// `params` without `_meta`.
+    pub(crate) params: Map<String, Value>,
+    pub(crate) ctx: RequestContext,
+}
+
+pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
+    let inner = call.inner;
+    let gated = |cap: &str| -> Result<(), Rejection> {
+        if inner.advertises(cap) {
+            Ok(())
+        } else {
+            Err(method_not_found(call.id, call.method))
+        }
+    };
+    match call.method {
+        "server/discover" => Ok(Dispatch::Ready(Ok(discover(inner)))),
+        "tools/list" => {
+            gated("tools")?;
+            let catalog = inner.catalog();
+            Ok(Dispatch::Ready(list(
+                inner,
+                &call.params,
+                &catalog.tools,
+                "tools",
+                &inner.cache.tools_list,
+                |t| t.descriptor.clone(),
+            )))
+        }
+        "tools/call" => {
+            gated("tools")?;
+            call_tool(call)
+        }
+        "resources/list" => {
+            gated("resources")?;
+            let catalog = inner.catalog();
+            Ok(Dispatch::Ready(list(
+                inner,
+                &call.params,
+                &catalog.resources,
+                "resources",
+                &inner.cache.resources_list,
+                |r| r.descriptor.clone(),
+            )))
+        }
+        "resources/templates/list" => {
+            gated("resources")?;
+            let catalog = inner.catalog();
+            Ok(Dispatch::Ready(list(
+                inner,
+                &call.params,
+                &catalog.templates,
+                "resourceTemplates",
+                &inner.cache.templates_list,
+                |r| r.descriptor.clone(),
+            )))
+        }
+        "resources/read" => {
+            gated("resources")?;
+            Ok(read_resource(call))
+        }
+        "prompts/list" => {
+            gated("prompts")?;
+            let catalog = inner.catalog();
+            Ok(Dispatch::Ready(list(
+                inner,
+                &call.params,
+                &catalog.prompts,
+                "prompts",
+                &inner.cache.prompts_list,
+                |p| p.descriptor.clone(),
+            )))
+        }
+        "prompts/get" => {
+            gated("prompts")?;
+            Ok(get_prompt(call))
+        }
+        "completion/complete" => {
+            gated("completions")?;
+            Ok(complete(call))
+        }
+        _ => Err(method_not_found(call.id, call.method)),
+    }
+}
+
+fn method_not_found(id: &RequestId, method: &str) -> Rejection {
+    Rejection::protocol(Some(id.clone()), ErrorObject::method_not_found(method))
+}
+
+fn discover(inner: &Inner) -> Value {
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), json!(SUPPORTED_VERSIONS));
+    result.insert("capabilities".into(), inner.capabilities.clone());
+    if let Some(instructions) = &inner.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    result.insert("ttlMs".into(), inner.cache.discover.ttl_ms());
+    result.insert("cacheScope".into(), json!(inner.cache.discover.scope_str()));
+    Value::Object(result)
+}
+
+fn list<T>(
+    inner: &Inner,
+    params: &Map<String, Value>,
+    items: &[T],
+    key: &str,
+    hint: &crate::config::CacheHint,
+    render: impl Fn(&T) -> Value,
+) -> Outcome {
+    let cursor = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(c.as_str()),
+        Some(_) => return Err(ErrorObject::invalid_params("\"cursor\" must be a string")),
+    };
+    let (page, next) = pagination::page(items, cursor, inner.limits.page_size)
+        .map_err(ErrorObject::invalid_params)?;
+    let mut result = Map::with_capacity(4);
+    result.insert(key.to_owned(), Value::Array(page.iter().map(render).collect()));
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), Value::String(next));
+    }
+    result.insert("ttlMs".into(), hint.ttl_ms());
+    result.insert("cacheScope".into(), json!(hint.scope_str()));
+    Ok(Value::Object(result))
+}
+
+fn string_param<'p>(params: &'p Map<String, Value>, key: &str) -> Result<&'p str, ErrorObject> {
+    match params.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(ErrorObject::invalid_params(format!(
+            "\"params.{key}\" must be a string"
+        ))),
+        None => Err(ErrorObject::invalid_params(format!(
+            "\"params.{key}\" is required"
+        ))),
+    }
+}
+
+fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
+    let name = match string_param(&call.params, "name") {
+        Ok(name) => name.to_owned(),
+        Err(e) => return Ok(Dispatch::Ready(Err(e))),
+    };
+    let catalog = call.inner.catalog();
+    let Some(tool) = catalog.tool(&name).cloned() else {
+        return Ok(Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "Unknown tool: {name}"
+        )))));
+    };
+    let arguments = match call.params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(_) => {
+            return Ok(Dispatch::Ready(Err(ErrorObject::invalid_params(
+                "\"params.arguments\" must be an object",
+            ))));
+        }
+    };
+    check_param_headers(call.headers, &tool, &arguments)
+        .map_err(|msg| Rejection::header_mismatch(Some(call.id.clone()), msg))?;
+    for cap in &tool.required_capabilities {
+        if !call.ctx.has_capability(&[cap.as_str()]) {
+            let err = HandlerError::missing_capability(cap).into_error_object();
+            return Err(Rejection::protocol(Some(call.id.clone()), err));
+        }
+    }
+    let args_value = Value::Object(arguments);
+    if let Err(problems) = tool.validator.validate(&args_value) {
+        return Ok(Dispatch::Ready(Ok(tool_error_result(&format!(
+            "Invalid arguments for tool {name:?}: {}",
+            problems.join("; ")
+        )))));
+    }
+    let Value::Object(arguments) = args_value else {
+        return Ok(Dispatch::Ready(Err(ErrorObject::internal("arguments"))));
+    };
+    let fut = tool.handler.call(ToolCall {
+        name,
+        arguments,
+        ctx: call.ctx,
+    });
+    Ok(Dispatch::Pending(Box::pin(async move {
+        match fut.await {
+            Ok(result) => serde_json::to_value(result)
+                .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
+            Err(HandlerError::Failed(message)) => Ok(tool_error_result(&message)),
+            Err(other) => Err(other.into_error_object()),
+        }
+    })))
+}
+
+/// A `CallToolResult` with `isError: true`: the model sees the message and can retry.
+fn tool_error_result(message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true})
+}
+
+/// Every `Mcp-Param-*` header the tool declares must match the argument it mirrors
+/// (`basic/transports/streamable-http.mdx` §Server Behavior for Custom Headers): present
+/// when the argument has a value, equal after decoding, integers compared numerically.
+fn check_param_headers(
+    headers: &HeaderMap,
+    tool: &ToolEntry,
+    arguments: &Map<String, Value>,
+) -> Result<(), String> {
+    for param in &tool.header_params {
+        let header_name = format!("mcp-param-{}", param.header_name.to_ascii_lowercase());
+        let mut values = headers.get_all(header_name.as_str()).iter();
+        let raw = values.next();
+        if values.next().is_some() {
+            return Err(format!("Mcp-Param-{} appears more than once", param.header_name));
+        }
+        let body = lookup(arguments, &param.path).filter(|v| !v.is_null());
+        match (raw, body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(format!(
+                    "Mcp-Param-{} header is required: argument {} has a value",
+                    param.header_name,
+                    param.path.join(".")
+                ));
+            }
+            (Some(raw), body) => {
+                let text = raw.to_str().map_err(|_| {
+                    format!("Mcp-Param-{} contains invalid characters", param.header_name)
+                })?;
+                let Some(body) = body else {
+                    return Err(format!(
+                        "Mcp-Param-{} header is present but argument {} has no value",
+                        param.header_name,
+                        param.path.join(".")
+                    ));
+                };
+                match header::param_matches(text, body) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        return Err(format!(
+                            "Header mismatch: Mcp-Param-{} header value {text:?} does not match body value {body}",
+                            param.header_name
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(format!("Mcp-Param-{}: {e}", param.header_name));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lookup<'a>(arguments: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    let mut current = arguments.get(first)?;
+    for key in rest {
+        current = current.as_object()?.get(key)?;
+    }
+    Some(current)
+}
+
+fn read_resource(call: Call<'_>) -> Dispatch {
+    let uri = match string_param(&call.params, "uri") {
+        Ok(uri) => uri.to_owned(),
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
+    let catalog = call.inner.catalog();
+    let Some((entry, variables)) = catalog.resource(&uri) else {
+        return Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "Resource not found: {uri}"
+        ))
+        .with_data(json!({"uri": uri}))));
+    };
+    let hint = entry.cache.unwrap_or(call.inner.cache.resources_read);
+    let fut = entry.handler.read(ResourceRead {
+        uri: uri.clone(),
+        variables,
+        ctx: call.ctx,
+    });
+    Dispatch::Pending(Box::pin(async move {
+        let contents = fut.await.map_err(HandlerError::into_error_object)?;
+        if contents.is_empty() {
+            return Err(ErrorObject::invalid_params(format!("Resource not found: {uri}"))
+                .with_data(json!({"uri": uri})));
+        }
+        let contents = serde_json::to_value(contents)
+            .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))?;
+        Ok(json!({
+            "contents": contents,
+            "ttlMs": hint.ttl_ms(),
+            "cacheScope": hint.scope_str(),
+        }))
+    }))
+}
+
+fn get_prompt(mut call: Call<'_>) -> Dispatch {
+    let name = match string_param(&call.params, "name") {
+        Ok(name) => name.to_owned(),
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
+    let catalog = call.inner.catalog();
+    let Some(entry) = catalog.prompt(&name).cloned() else {
+        return Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {name}"
+        ))));
+    };
+    let arguments = match call.params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(_) => {
+            return Dispatch::Ready(Err(ErrorObject::invalid_params(
+                "\"params.arguments\" must be an object of strings",
+            )));
+        }
+    };
+    if let Some((key, _)) = arguments.iter().find(|(_, v)| !v.is_string()) {
+        return Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "prompt argument {key:?} must be a string"
+        ))));
+    }
+    if let Some(missing) = entry.required.iter().find(|r| !arguments.contains_key(*r)) {
+        return Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "Missing required argument {missing:?} for prompt {name:?}"
+        ))));
+    }
+    let fut = entry.handler.get(PromptGet {
+        name,
+        arguments,
+        ctx: call.ctx,
+    });
+    Dispatch::Pending(Box::pin(async move {
+        let result = fut.await.map_err(HandlerError::into_error_object)?;
+        serde_json::to_value(result)
+            .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))
+    }))
+}
+
+fn complete(call: Call<'_>) -> Dispatch {
+    let Some(handler) = call.inner.completion.clone() else {
+        return Dispatch::Ready(Err(ErrorObject::method_not_found(call.method)));
+    };
+    let parsed = (|| {
+        let reference = call
+            .params
+            .get("ref")
+            .and_then(Value::as_object)
+            .ok_or_else(|| ErrorObject::invalid_params("\"params.ref\" must be an object"))?;
+        let reference = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => CompletionRef::Prompt(string_param(reference, "name")?.to_owned()),
+            Some("ref/resource") => {
+                CompletionRef::Resource(string_param(reference, "uri")?.to_owned())
+            }
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "\"params.ref.type\" must be \"ref/prompt\" or \"ref/resource\"",
+                ));
+            }
+        };
+        let argument = call
+            .params
+            .get("argument")
+            .and_then(Value::as_object)
+            .ok_or_else(|| ErrorObject::invalid_params("\"params.argument\" must be an object"))?;
+        let name = string_param(argument, "name")?.to_owned();
+        let value = string_param(argument, "value")?.to_owned();
+        let context_arguments = call
+            .params
+            .get("context")
+            .and_then(|c| c.get("arguments"))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        Ok((reference, name, value, context_arguments))
+    })();
+    let (reference, argument, value, context_arguments) = match parsed {
+        Ok(p) => p,
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
+    let fut = handler.complete(CompletionRequest {
+        reference,
+        argument,
+        value,
+        context_arguments,
+        ctx: call.ctx,
+    });
+    Dispatch::Pending(Box::pin(async move {
+        let completion = fut.await.map_err(HandlerError::into_error_object)?.truncated();
+        Ok(json!({ "completion": completion }))
+    }))
+}

@@ -1,0 +1,95 @@
+//! JSON Schema validation of tool arguments (`basic/index.mdx` §JSON Schema Usage).
+//!
+//! Wraps `jsonschema` behind our own type so the pinned 0.x API stays in one file. Schemas
+//! default to draft 2020-12; a `$schema` member selects another dialect. The validator is
+//! built **offline**: a `$ref` to anything outside the schema document fails at registration
+//! instead of making the server fetch a URL (SSRF).
+
+use serde_json::Value;
+
+/// How many validation errors a message names before it stops.
+const MAX_REPORTED_ERRORS: usize = 5;
+
+/// A compiled schema.
+pub(crate) struct SchemaValidator {
+    validator: jsonschema::Validator,
+}
+
+impl SchemaValidator {
+    /// Compiles `schema`; the error names what is wrong with it.
+    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        let mut options = jsonschema::options().offline();
+        if schema.get("$schema").is_none() {
+            options = options.with_draft(jsonschema::Draft::Draft202012);
+        }
+        let validator = options
+            .build(schema)
+            .map_err(|e| format!("inputSchema is not a valid JSON Schema: {e}"))?;
+        Ok(Self { validator })
+    }
+
+    /// Validates `instance`; on failure returns one line per problem (at most five), each
+    /// naming the JSON pointer of the offending member.
+    pub(crate) fn validate(&self, instance: &Value) -> Result<(), Vec<String>> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(instance)
+            .take(MAX_REPORTED_ERRORS)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() { "/".to_owned() } else { path };
+                format!("{at}: {e}")
+            })
+            .collect();
+        Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reports_the_field() {
+        let v = SchemaValidator::compile(&json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "required": ["a"]
+        }))
+        .unwrap();
+        assert!(v.validate(&json!({"a": 1})).is_ok());
+        let errs = v.validate(&json!({"a": "x"})).unwrap_err();
+        assert!(errs[0].starts_with("/a:"), "{errs:?}");
+        let errs = v.validate(&json!({})).unwrap_err();
+        assert!(errs[0].contains("\"a\""), "{errs:?}");
+    }
+
+    #[test]
+    fn never_fetches_remote_refs() {
+        let err = SchemaValidator::compile(&json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "https://example.com/schema.json"}}
+        }))
+        .err()
+        .unwrap();
+        assert!(err.contains("not a valid JSON Schema"), "{err}");
+    }
+
+    #[test]
+    fn local_refs_and_2020_12_keywords_work() {
+        let v = SchemaValidator::compile(&json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"n": {"$anchor": "num", "type": "integer"}},
+            "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"$ref": "#num"}},
+            "additionalProperties": false
+        }))
+        .unwrap();
+        assert!(v.validate(&json!({"a": 1, "b": 2})).is_ok());
+        assert!(v.validate(&json!({"a": 1, "c": 2})).is_err());
+    }
+}

@@ -1,0 +1,63 @@
+//! What every handler returns when it cannot produce its normal result.
+
+use smcp_proto::error::ErrorObject;
+use serde_json::{Map, Value};
+
+/// The error half of every handler's return type.
+///
+/// `Failed` is an ordinary execution failure: for a tool it becomes a `CallToolResult` with
+/// `isError: true` (so the model can read it and correct itself, `server/tools.mdx`
+/// §Error Handling); for resources, prompts and completion it becomes a −32603 error.
+/// `Rpc` is sent as the JSON-RPC error it carries.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HandlerError {
+    /// Execution failed; the message is shown to the caller.
+    #[error("{0}")]
+    Failed(String),
+    /// A JSON-RPC error response.
+    #[error("{0}")]
+    Rpc(ErrorObject),
+}
+
+impl HandlerError {
+    /// An execution failure with this message.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+
+    /// −32602 Invalid params.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::Rpc(ErrorObject::invalid_params(message))
+    }
+
+    /// −32603 Internal error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::Rpc(ErrorObject::internal(message))
+    }
+
+    /// −32021: the request needs a client capability it did not declare. `capability` is
+    /// the top-level member name, e.g. `"sampling"`.
+    pub fn missing_capability(capability: &str) -> Self {
+        let mut caps = Map::new();
+        caps.insert(capability.to_owned(), Value::Object(Map::new()));
+        Self::Rpc(ErrorObject::missing_required_client_capability(
+            format!("This request requires the client capability {capability:?}"),
+            caps,
+        ))
+    }
+
+    /// The error object sent when this error is not turned into a tool result.
+    pub(crate) fn into_error_object(self) -> ErrorObject {
+        match self {
+            Self::Failed(message) => ErrorObject::internal(message),
+            Self::Rpc(error) => error,
+        }
+    }
+}
+
+impl From<ErrorObject> for HandlerError {
+    fn from(error: ErrorObject) -> Self {
+        Self::Rpc(error)
+    }
+}

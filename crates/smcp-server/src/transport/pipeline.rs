@@ -1,0 +1,199 @@
+//! The validation pipeline for a JSON-RPC request, in the order of REQUIREMENTS A1 item 18,
+//! so that the right error wins when several things are wrong:
+//!
+//! 1. `MCP-Protocol-Version` header present (−32020; a legacy `initialize` gets −32022),
+//! 2. `params._meta.protocolVersion` present (−32602) and equal to the header (−32020),
+//! 3. version supported (−32022, checked before other headers so a future revision with other
+//!    header rules still gets a clean answer),
+//! 4. `Mcp-Method` equal to the body's method, `Mcp-Name` equal to `params.name`/`params.uri`
+//!    after Base64-sentinel decoding (−32020),
+//! 5. `params._meta.clientCapabilities` present (−32602), `logLevel` valid (−32602).
+//!
+//! Host/Origin, HTTP method, media types and body parsing happen before this, in the service;
+//! the method lookup (404) and per-tool checks happen after, in dispatch.
+
+use http::HeaderMap;
+use serde_json::{Map, Value};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{Request, RequestId};
+use smcp_proto::{header, meta};
+
+use crate::context::LogLevel;
+use crate::error::Rejection;
+use crate::server::SUPPORTED_VERSIONS;
+
+/// The standard header names (matched case-insensitively by `http`).
+pub(crate) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
+pub(crate) const NAME_HEADER: &str = "mcp-name";
+
+/// A request that passed the pipeline.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    /// `params` without `_meta`.
+    pub(crate) params: Map<String, Value>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) log_level: Option<LogLevel>,
+}
+
+/// The single value of a header, trimmed of optional whitespace; `Err` when repeated or not
+/// visible ASCII.
+fn single_header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, String> {
+    let mut all = headers.get_all(name).iter();
+    let Some(first) = all.next() else {
+        return Ok(None);
+    };
+    if all.next().is_some() {
+        return Err(format!("the {name} header appears more than once"));
+    }
+    let text = first
+        .to_str()
+        .map_err(|_| format!("the {name} header contains invalid characters"))?;
+    Ok(Some(text.trim_matches([' ', '\t'])))
+}
+
+pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Rejection> {
+    let Request { id, method, params } = request;
+    let mismatch = |msg: String| Rejection::header_mismatch(Some(id.clone()), msg);
+    let invalid = |msg: String| Rejection::protocol(Some(id.clone()), ErrorObject::invalid_params(msg));
+
+    let mut params = match params {
+        Some(Value::Object(p)) => p,
+        _ => Map::new(),
+    };
+
+    // 1. MCP-Protocol-Version header.
+    let header_version = single_header(headers, PROTOCOL_VERSION_HEADER).map_err(mismatch)?;
+    let Some(header_version) = header_version else {
+        if method == "initialize" {
+            // A client of an earlier revision: name the versions we speak (versioning.mdx).
+            let requested = params
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            return Err(Rejection::protocol(
+                Some(id.clone()),
+                ErrorObject::unsupported_protocol_version(SUPPORTED_VERSIONS, requested),
+            ));
+        }
+        return Err(mismatch(
+            "Header mismatch: the MCP-Protocol-Version header is required".to_owned(),
+        ));
+    };
+
+    // 2. _meta and its protocol version.
+    let meta_obj = match params.remove("_meta") {
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(invalid("\"params._meta\" must be an object".to_owned())),
+        None => {
+            return Err(invalid(format!(
+                "\"params._meta\" is required and must carry {:?} and {:?}",
+                meta::PROTOCOL_VERSION,
+                meta::CLIENT_CAPABILITIES
+            )));
+        }
+    };
+    let body_version = match meta_obj.get(meta::PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v.as_str(),
+        Some(_) => {
+            return Err(invalid(format!(
+                "\"params._meta[{:?}]\" must be a string",
+                meta::PROTOCOL_VERSION
+            )));
+        }
+        None => {
+            return Err(invalid(format!(
+                "\"params._meta[{:?}]\" is required",
+                meta::PROTOCOL_VERSION
+            )));
+        }
+    };
+    if body_version != header_version {
+        return Err(mismatch(format!(
+            "Header mismatch: MCP-Protocol-Version header value {header_version:?} does not match body value {body_version:?}"
+        )));
+    }
+
+    // 3. Supported version.
+    if !SUPPORTED_VERSIONS.contains(&body_version) {
+        return Err(Rejection::protocol(
+            Some(id.clone()),
+            ErrorObject::unsupported_protocol_version(SUPPORTED_VERSIONS, body_version),
+        ));
+    }
+
+    // 4. Mcp-Method and Mcp-Name.
+    match single_header(headers, METHOD_HEADER).map_err(mismatch)? {
+        None => {
+            return Err(mismatch(
+                "Header mismatch: the Mcp-Method header is required".to_owned(),
+            ));
+        }
+        Some(h) if h != method => {
+            return Err(mismatch(format!(
+                "Header mismatch: Mcp-Method header value {h:?} does not match body value {method:?}"
+            )));
+        }
+        Some(_) => {}
+    }
+    let name_key = match method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(key) = name_key {
+        let raw = single_header(headers, NAME_HEADER)
+            .map_err(mismatch)?
+            .ok_or_else(|| mismatch("Header mismatch: the Mcp-Name header is required".to_owned()))?;
+        let decoded = header::decode_header_value(raw)
+            .map_err(|e| mismatch(format!("Header mismatch: Mcp-Name: {e}")))?;
+        match params.get(key) {
+            Some(Value::String(body)) if *body == *decoded => {}
+            Some(Value::String(body)) => {
+                return Err(mismatch(format!(
+                    "Header mismatch: Mcp-Name header value {:?} does not match body value {body:?}",
+                    &*decoded
+                )));
+            }
+            _ => return Err(invalid(format!("\"params.{key}\" is required and must be a string"))),
+        }
+    }
+
+    // 5. Client capabilities and log level.
+    match meta_obj.get(meta::CLIENT_CAPABILITIES) {
+        Some(Value::Object(_)) => {}
+        Some(_) => {
+            return Err(invalid(format!(
+                "\"params._meta[{:?}]\" must be an object",
+                meta::CLIENT_CAPABILITIES
+            )));
+        }
+        None => {
+            return Err(invalid(format!(
+                "\"params._meta[{:?}]\" is required",
+                meta::CLIENT_CAPABILITIES
+            )));
+        }
+    }
+    let log_level = match meta_obj.get(meta::LOG_LEVEL) {
+        None => None,
+        Some(Value::String(level)) => Some(LogLevel::parse(level).ok_or_else(|| {
+            invalid(format!("unknown log level {level:?} in \"params._meta[{:?}]\"", meta::LOG_LEVEL))
+        })?),
+        Some(_) => {
+            return Err(invalid(format!(
+                "\"params._meta[{:?}]\" must be a string",
+                meta::LOG_LEVEL
+            )));
+        }
+    };
+    Ok(Checked {
+        id,
+        method,
+        params,
+        meta: meta_obj,
+        log_level,
+    })
+}

@@ -1,0 +1,116 @@
+//! A production accept loop: HTTP/1.1 and HTTP/2 on one port, `TCP_NODELAY`, bounded request
+//! heads, a connection cap, and graceful shutdown.
+//!
+//! `TCP_NODELAY` matters: a response written in several pieces (SSE events) otherwise stalls
+//! behind Nagle's algorithm and the peer's delayed ACK.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Settings of [`serve`].
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Largest request head (request line and headers) in bytes; larger gets 431.
+    pub max_header_bytes: usize,
+    /// Most connections served at once; further ones wait in the accept queue.
+    pub max_connections: usize,
+    /// How long shutdown waits for open connections before closing them.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            max_header_bytes: 64 * 1024,
+            max_connections: 25_000,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Serves `service` on `listener` until `shutdown` completes, then stops accepting and waits
+/// (up to [`ServeOptions::shutdown_timeout`]) for open connections to finish.
+pub async fn serve<S, B>(
+    listener: TcpListener,
+    service: S,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .max_buf_size(options.max_header_bytes.max(8192))
+        .keep_alive(true);
+    builder
+        .http2()
+        .max_header_list_size(u32::try_from(options.max_header_bytes).unwrap_or(u32::MAX));
+    let graceful = GracefulShutdown::new();
+    let permits = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (stream, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Resource exhaustion (EMFILE, …) must not end the server: back off.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        let conn = builder.serve_connection_with_upgrades(
+            TokioIo::new(stream),
+            TowerToHyperService::new(service.clone()),
+        );
+        let conn = graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(options.shutdown_timeout) => {
+            tracing::warn!("shutdown timed out with connections still open");
+        }
+    }
+    Ok(())
+}
