@@ -10,8 +10,10 @@
 //! | [`jsonrpc`] | `basic/index.mdx` | JSON-RPC 2.0 envelope, request ids, error objects |
 //! | [`error`] | `basic/index.mdx` §Error Codes | the error codes and their `data` shapes |
 //! | [`meta`] | `basic/index.mdx` §_meta | reserved `_meta` keys |
+//! | [`header`] | `basic/transports/streamable-http.mdx` §Value Encoding | `Mcp-Name` / `Mcp-Param-*` value codec |
 
 pub mod error;
+pub mod header;
 pub mod jsonrpc;
 pub mod meta;
 
