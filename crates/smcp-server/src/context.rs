@@ -67,7 +67,7 @@ impl LogLevel {
 }
 
 /// Why a progress or log message could not be sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NotifyError {
     /// The client closed the response stream; stop working.
     #[error("the request was cancelled")]

@@ -21,11 +21,11 @@ pub(crate) fn decode(cursor: &str) -> Option<usize> {
 }
 
 /// The slice of `items` for this page and the cursor of the next one.
-pub(crate) fn page<T>(
-    items: &[T],
+pub(crate) fn page<'a, T>(
+    items: &'a [T],
     cursor: Option<&str>,
     page_size: usize,
-) -> Result<(&[T], Option<String>), String> {
+) -> Result<(&'a [T], Option<String>), String> {
     let start = match cursor {
         None => 0,
         Some(c) => match decode(c) {
