@@ -8,18 +8,43 @@
 //! | module | spec page | what |
 //! |---|---|---|
 //! | [`jsonrpc`] | `basic/index.mdx` | JSON-RPC 2.0 envelope, request ids, error objects |
+//! | [`jsonrpc_typed`] | `basic/index.mdx` §Messages | typed request/notification/response views |
+//! | [`messages`] | `schema.ts` | named messages (`CallToolRequest`, …) and method names |
 //! | [`error`] | `basic/index.mdx` §Error Codes | the error codes and their `data` shapes |
 //! | [`meta`] | `basic/index.mdx` §_meta | reserved `_meta` keys |
 //! | [`header`] | `basic/transports/streamable-http.mdx` §Value Encoding | `Mcp-Name` / `Mcp-Param-*` value codec |
 //! | [`x_mcp_header`] | `basic/transports/streamable-http.mdx` §Schema Extension | `x-mcp-header` annotation rules |
 //! | [`sse`] | `basic/transports/streamable-http.mdx` §Receiving Messages | SSE event encoder and incremental decoder |
+//! | [`basic`] | `basic/index.mdx` | `_meta` objects, `ResultType`, `Implementation`, `Icon`, … |
+//! | [`capabilities`] | `server/discover.mdx` | `ClientCapabilities`, `ServerCapabilities` |
+//! | [`content`] | `server/tools.mdx`, `server/resources.mdx` | `ContentBlock`, `ResourceContents` |
+//! | [`server::discover`] | `server/discover.mdx` | `DiscoverResult` |
+//! | [`server::tools`] | `server/tools.mdx` | `Tool`, `CallToolRequestParams`, `CallToolResult` |
+//! | [`server::resources`] | `server/resources.mdx` | `Resource`, `ReadResourceResult`, … |
+//! | [`server::prompts`] | `server/prompts.mdx` | `Prompt`, `GetPromptResult`, … |
+//! | [`server::utilities`] | `server/utilities/*.mdx` | caching, completion, logging, pagination |
+//! | [`client::elicitation`] | `client/elicitation.mdx` | `ElicitRequestParams`, `ElicitResult` |
+//! | [`client::sampling`] | `client/sampling.mdx` | `CreateMessageRequestParams`, … |
+//! | [`client::roots`] | `client/roots.mdx` | `Root`, `ListRootsResult` |
+//! | [`patterns::mrtr`] | `patterns/mrtr.mdx` | `InputRequiredResult`, `InputRequest`, … |
+//! | [`patterns::progress`] | `patterns/progress.mdx` | `ProgressNotificationParams` |
+//! | [`patterns::subscriptions`] | `patterns/subscriptions.mdx` | `SubscriptionFilter`, listen |
+//! | [`patterns::cancellation`] | `patterns/cancellation.mdx` | `CancelledNotificationParams` |
 
+pub mod basic;
+pub mod capabilities;
+pub mod client;
+pub mod content;
 pub mod error;
 pub mod header;
 pub mod jsonrpc;
+pub mod jsonrpc_typed;
+pub mod messages;
 pub mod meta;
 pub mod sse;
 pub mod x_mcp_header;
+pub mod patterns;
+pub mod server;
 
 /// The protocol revision this crate implements.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";

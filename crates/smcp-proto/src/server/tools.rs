@@ -1,0 +1,255 @@
+//! Tools (`server/tools.mdx`; `schema.ts` `Tool`, `ListToolsResult`, `CallToolRequestParams`,
+//! `CallToolResult`).
+//!
+//! `inputSchema` and `outputSchema` are kept as JSON objects, verbatim: they are JSON Schema
+//! (2020-12 by default) documents and are never reordered or normalized here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::basic::{CacheScope, Icon, Meta, RequestMeta, ResultType};
+use crate::content::ContentBlock;
+use crate::patterns::mrtr::InputResponses;
+
+/// Hints about a tool's behaviour. Untrusted unless the server is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no additional effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+/// A tool definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Programmatic name (SHOULD be 1–128 chars of `[A-Za-z0-9_.-]`).
+    pub name: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Description, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments; `type` must be `"object"`.
+    pub input_schema: Map<String, Value>,
+    /// JSON Schema of `structuredContent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Map<String, Value>>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl Tool {
+    /// A tool with a name and an input schema.
+    pub fn new(name: impl Into<String>, input_schema: Map<String, Value>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The minimal input schema for a tool without parameters: `{"type": "object"}`.
+    pub fn empty_input_schema() -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".to_owned(), Value::String("object".to_owned()));
+        m
+    }
+}
+
+/// The result of `tools/list`. Paginated and cacheable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result type.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// The tools on this page.
+    pub tools: Vec<Tool>,
+    /// Cursor of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Cache lifetime in milliseconds (absent = 0).
+    #[serde(default)]
+    pub ttl_ms: u64,
+    /// Cache scope (absent = private).
+    #[serde(default)]
+    pub cache_scope: CacheScope,
+}
+
+impl ListToolsResult {
+    /// A complete, uncached, single-page list.
+    pub fn new(tools: Vec<Tool>) -> Self {
+        Self {
+            meta: None,
+            result_type: ResultType::Complete,
+            tools,
+            next_cursor: None,
+            ttl_ms: 0,
+            cache_scope: CacheScope::Private,
+        }
+    }
+}
+
+/// Params of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolRequestParams {
+    /// Request metadata (required by the schema).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+    /// The tool name.
+    pub name: String,
+    /// The arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// Responses to the input requests of a previous `InputRequiredResult` (MRTR retry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_responses: Option<InputResponses>,
+    /// The `requestState` of a previous `InputRequiredResult`, echoed verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl CallToolRequestParams {
+    /// A call of `name` with `arguments` and no `_meta`.
+    pub fn new(name: impl Into<String>, arguments: Option<Map<String, Value>>) -> Self {
+        Self {
+            meta: None,
+            name: name.into(),
+            arguments,
+            input_responses: None,
+            request_state: None,
+        }
+    }
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Result metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// The result type.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// Unstructured result.
+    pub content: Vec<ContentBlock>,
+    /// Structured result, conforming to the tool's `outputSchema` if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// Whether the call failed (absent = false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+}
+
+impl CallToolResult {
+    /// A complete result with `content`.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        Self {
+            meta: None,
+            result_type: ResultType::Complete,
+            content,
+            structured_content: None,
+            is_error: None,
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::text(text)])
+    }
+
+    /// A failed result (`isError: true`) with one text block, for the model to read.
+    pub fn error_text(text: impl Into<String>) -> Self {
+        Self {
+            is_error: Some(true),
+            ..Self::text(text)
+        }
+    }
+
+    /// A result with `structuredContent` and its serialized JSON as a text block.
+    pub fn structured(value: Value) -> Self {
+        let text = value.to_string();
+        Self {
+            structured_content: Some(value),
+            ..Self::text(text)
+        }
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn constructors_build_the_expected_json() {
+        assert_eq!(
+            serde_json::to_value(CallToolResult::error_text("bad")).unwrap(),
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "bad"}], "isError": true})
+        );
+        let t = Tool::new("t", Tool::empty_input_schema()).with_description("d");
+        assert_eq!(
+            serde_json::to_value(&t).unwrap(),
+            json!({"name": "t", "description": "d", "inputSchema": {"type": "object"}})
+        );
+    }
+
+    #[test]
+    fn absent_result_type_is_complete() {
+        let r: CallToolResult = serde_json::from_value(json!({"content": []})).unwrap();
+        assert_eq!(r.result_type, ResultType::Complete);
+        assert!(!r.is_error());
+    }
+
+    #[test]
+    fn input_schema_is_kept_verbatim() {
+        let schema =
+            json!({"type": "object", "$defs": {"a": {"$ref": "#/$defs/a"}}, "oneOf": [{}]});
+        let t: Tool = serde_json::from_value(json!({"name": "x", "inputSchema": schema})).unwrap();
+        assert_eq!(Value::Object(t.input_schema), schema);
+    }
+}
