@@ -146,10 +146,6 @@ impl Server {
     pub fn router(&self, path: &str) -> axum::Router {
         axum::Router::new().route_service(path, self.service())
     }
-
-    pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        self.inner.catalog()
-    }
 }
 
 impl Inner {
@@ -247,7 +243,13 @@ impl ServerBuilder {
 
     /// Serves `completion/complete` with this function (and advertises `completions`).
     #[must_use]
-    pub fn completion(mut self, handler: impl CompletionHandler) -> Self {
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(completion::CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<completion::Completion, handler::HandlerError>>
+            + Send
+            + 'static,
+    {
         self.completion = Some(Arc::new(handler));
         self
     }

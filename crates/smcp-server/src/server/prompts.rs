@@ -101,13 +101,13 @@ impl PromptBuilder {
 
     /// The async function that renders it.
     #[must_use]
-    pub fn handler(mut self, handler: impl PromptHandler) -> Self {
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(PromptGet) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, HandlerError>> + Send + 'static,
+    {
         self.handler = Some(Arc::new(handler));
         self
-    }
-
-    pub(crate) fn name(&self) -> &str {
-        &self.name
     }
 
     pub(crate) fn build(self) -> Result<PromptEntry, BuildError> {

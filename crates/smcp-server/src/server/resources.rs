@@ -129,7 +129,11 @@ impl ResourceBuilder {
 
     /// The async function that reads it.
     #[must_use]
-    pub fn handler(mut self, handler: impl ResourceHandler) -> Self {
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ResourceRead) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, HandlerError>> + Send + 'static,
+    {
         self.handler = Some(Arc::new(handler));
         self
     }
@@ -137,14 +141,6 @@ impl ResourceBuilder {
     fn member(mut self, key: &str, value: Value) -> Self {
         self.descriptor.insert(key.to_owned(), value);
         self
-    }
-
-    pub(crate) fn is_template(&self) -> bool {
-        self.template
-    }
-
-    pub(crate) fn key(&self) -> &str {
-        &self.key
     }
 
     pub(crate) fn build(self) -> Result<ResourceEntry, BuildError> {

@@ -161,7 +161,18 @@ impl ToolBuilder {
 
     /// The async function that runs the tool.
     #[must_use]
-    pub fn handler(mut self, handler: impl ToolHandler) -> Self {
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ToolCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, HandlerError>> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Like [`ToolBuilder::handler`], for a type implementing [`ToolHandler`] itself.
+    #[must_use]
+    pub fn handler_impl(mut self, handler: impl ToolHandler) -> Self {
         self.handler = Some(Arc::new(handler));
         self
     }
@@ -169,10 +180,6 @@ impl ToolBuilder {
     fn member(mut self, key: &str, value: Value) -> Self {
         self.descriptor.insert(key.to_owned(), value);
         self
-    }
-
-    pub(crate) fn name(&self) -> &str {
-        &self.name
     }
 
     pub(crate) fn build(self) -> Result<ToolEntry, BuildError> {
