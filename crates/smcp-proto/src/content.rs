@@ -5,6 +5,8 @@
 //! Each block struct writes its own `"type"` member when serialized. The unions
 //! ([`ContentBlock`], [`SamplingMessageContentBlock`], [`ResourceContents`]) are deserialized by
 //! hand: they read the discriminator and report an unknown one by name instead of guessing.
+//! A block struct deserialized on its own (e.g. `TextContent`) does not check its `type`; go
+//! through the union when the input is untrusted.
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};

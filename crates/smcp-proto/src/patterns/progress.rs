@@ -60,3 +60,22 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_finite_progress_survives_a_round_trip(p in any::<f64>().prop_filter("finite", |v| v.is_finite()), t in proptest::option::of(0u32..1_000_000)) {
+            let params = ProgressNotificationParams::new(ProgressToken::from("t"), p, t.map(f64::from));
+            // Through `Value`: serde_json's text float parser (without `float_roundtrip`) is
+            // not exact, which is not what this property is about.
+            let v = serde_json::to_value(&params).unwrap();
+            prop_assert_eq!(v["progress"].is_i64(), p.fract() == 0.0 && p.abs() < 9_007_199_254_740_992.0);
+            let back: ProgressNotificationParams = serde_json::from_value(v).unwrap();
+            prop_assert_eq!(back, params);
+        }
+    }
+}
