@@ -70,7 +70,9 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
             tool("test_simple_text")
                 .description("Returns a simple text response")
                 .handler(|_call| async {
-                    ok(CallToolResult::text("This is a simple text response for testing."))
+                    ok(CallToolResult::text(
+                        "This is a simple text response for testing.",
+                    ))
                 }),
         )
         .tool(
@@ -82,18 +84,23 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
             tool("test_audio_content")
                 .description("Returns audio")
                 .handler(|_call| async {
-                    ok(CallToolResult::new(vec![ContentBlock::audio(WAV_BASE64, "audio/wav")]))
+                    ok(CallToolResult::new(vec![ContentBlock::audio(
+                        WAV_BASE64,
+                        "audio/wav",
+                    )]))
                 }),
         )
         .tool(
             tool("test_embedded_resource")
                 .description("Returns an embedded resource")
                 .handler(|_call| async {
-                    ok(CallToolResult::new(vec![ContentBlock::resource(text_resource(
-                        "test://embedded-resource",
-                        "text/plain",
-                        "This is an embedded resource content.",
-                    ))]))
+                    ok(CallToolResult::new(vec![ContentBlock::resource(
+                        text_resource(
+                            "test://embedded-resource",
+                            "text/plain",
+                            "This is an embedded resource content.",
+                        ),
+                    )]))
                 }),
         )
         .tool(
@@ -154,7 +161,11 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                 .description("Logs only when the request asks for a log level")
                 .handler(|call| async move {
                     call.ctx
-                        .log(LogLevel::Info, Some("conformance"), json!("test_logging_tool ran"))
+                        .log(
+                            LogLevel::Info,
+                            Some("conformance"),
+                            json!("test_logging_tool ran"),
+                        )
                         .await
                         .map_err(|e| HandlerError::failed(e.to_string()))?;
                     ok(CallToolResult::text("Logging tool completed"))

@@ -41,10 +41,10 @@ pub mod jsonrpc;
 pub mod jsonrpc_typed;
 pub mod messages;
 pub mod meta;
-pub mod sse;
-pub mod x_mcp_header;
 pub mod patterns;
 pub mod server;
+pub mod sse;
+pub mod x_mcp_header;
 
 /// The protocol revision this crate implements.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";

@@ -153,7 +153,10 @@ fn list<T>(
     let (page, next) = pagination::page(items, cursor, inner.limits.page_size)
         .map_err(ErrorObject::invalid_params)?;
     let mut result = Map::with_capacity(4);
-    result.insert(key.to_owned(), Value::Array(page.iter().map(render).collect()));
+    result.insert(
+        key.to_owned(),
+        Value::Array(page.iter().map(render).collect()),
+    );
     if let Some(next) = next {
         result.insert("nextCursor".into(), Value::String(next));
     }
@@ -245,7 +248,10 @@ fn check_param_headers(
         let mut values = headers.get_all(header_name.as_str()).iter();
         let raw = values.next();
         if values.next().is_some() {
-            return Err(format!("Mcp-Param-{} appears more than once", param.header_name));
+            return Err(format!(
+                "Mcp-Param-{} appears more than once",
+                param.header_name
+            ));
         }
         let body = lookup(arguments, &param.path).filter(|v| !v.is_null());
         match (raw, body) {
@@ -259,7 +265,10 @@ fn check_param_headers(
             }
             (Some(raw), body) => {
                 let text = raw.to_str().map_err(|_| {
-                    format!("Mcp-Param-{} contains invalid characters", param.header_name)
+                    format!(
+                        "Mcp-Param-{} contains invalid characters",
+                        param.header_name
+                    )
                 })?;
                 let Some(body) = body else {
                     return Err(format!(
@@ -316,8 +325,10 @@ fn read_resource(call: Call<'_>) -> Dispatch {
     Dispatch::Pending(Box::pin(async move {
         let contents = fut.await.map_err(HandlerError::into_error_object)?;
         if contents.is_empty() {
-            return Err(ErrorObject::invalid_params(format!("Resource not found: {uri}"))
-                .with_data(json!({"uri": uri})));
+            return Err(
+                ErrorObject::invalid_params(format!("Resource not found: {uri}"))
+                    .with_data(json!({"uri": uri})),
+            );
         }
         let contents = serde_json::to_value(contents)
             .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))?;
@@ -382,7 +393,9 @@ fn complete(call: Call<'_>) -> Dispatch {
             .and_then(Value::as_object)
             .ok_or_else(|| ErrorObject::invalid_params("\"params.ref\" must be an object"))?;
         let reference = match reference.get("type").and_then(Value::as_str) {
-            Some("ref/prompt") => CompletionRef::Prompt(string_param(reference, "name")?.to_owned()),
+            Some("ref/prompt") => {
+                CompletionRef::Prompt(string_param(reference, "name")?.to_owned())
+            }
             Some("ref/resource") => {
                 CompletionRef::Resource(string_param(reference, "uri")?.to_owned())
             }
@@ -420,7 +433,10 @@ fn complete(call: Call<'_>) -> Dispatch {
         ctx: call.ctx,
     });
     Dispatch::Pending(Box::pin(async move {
-        let completion = fut.await.map_err(HandlerError::into_error_object)?.truncated();
+        let completion = fut
+            .await
+            .map_err(HandlerError::into_error_object)?
+            .truncated();
         Ok(json!({ "completion": completion }))
     }))
 }

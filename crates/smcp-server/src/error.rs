@@ -61,12 +61,16 @@ pub enum BuildError {
 pub(crate) struct Rejection {
     pub(crate) status: StatusCode,
     pub(crate) id: Option<RequestId>,
-    pub(crate) error: ErrorObject,
+    pub(crate) error: Box<ErrorObject>,
 }
 
 impl Rejection {
     pub(crate) fn new(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Self {
-        Self { status, id, error }
+        Self {
+            status,
+            id,
+            error: Box::new(error),
+        }
     }
 
     /// A refusal before dispatch: 400 for protocol errors, 404 for an unknown method.

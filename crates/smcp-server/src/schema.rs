@@ -40,7 +40,11 @@ impl SchemaValidator {
             .take(MAX_REPORTED_ERRORS)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                let at = if path.is_empty() { "/".to_owned() } else { path };
+                let at = if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                };
                 format!("{at}: {e}")
             })
             .collect();

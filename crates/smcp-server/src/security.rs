@@ -68,7 +68,7 @@ impl SecurityPolicy {
             Allow::Any => true,
             Allow::List(list) => {
                 let name = strip_port(host).to_ascii_lowercase();
-                list.iter().any(|h| *h == name)
+                list.contains(&name)
             }
         }
     }
@@ -80,7 +80,7 @@ impl SecurityPolicy {
         match &self.origins {
             Allow::Any => true,
             Allow::List(list) => {
-                if list.iter().any(|o| *o == origin) {
+                if list.contains(&origin) {
                     return true;
                 }
                 let Some(rest) = origin
@@ -121,16 +121,36 @@ mod tests {
     #[test]
     fn loopback_default() {
         let p = SecurityPolicy::default();
-        for h in ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:99", "LOCALHOST"] {
+        for h in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:99",
+            "LOCALHOST",
+        ] {
             assert!(p.host_allowed(h), "{h}");
         }
-        for h in ["evil.example.com", "evil.example.com:80", "127.0.0.2", "localhost.evil"] {
+        for h in [
+            "evil.example.com",
+            "evil.example.com:80",
+            "127.0.0.2",
+            "localhost.evil",
+        ] {
             assert!(!p.host_allowed(h), "{h}");
         }
-        for o in ["http://localhost:3000", "https://127.0.0.1", "http://[::1]:8"] {
+        for o in [
+            "http://localhost:3000",
+            "https://127.0.0.1",
+            "http://[::1]:8",
+        ] {
             assert!(p.origin_allowed(o), "{o}");
         }
-        for o in ["http://evil.example.com", "null", "http://localhost.evil", "file://"] {
+        for o in [
+            "http://evil.example.com",
+            "null",
+            "http://localhost.evil",
+            "file://",
+        ] {
             assert!(!p.origin_allowed(o), "{o}");
         }
     }

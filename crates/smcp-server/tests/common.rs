@@ -1,7 +1,17 @@
 //! Shared helpers for the in-process tests: a probe server whose handlers count their runs,
 //! and request/response helpers that speak raw HTTP to the tower service (no sockets).
 
-#![allow(dead_code, unreachable_pub, missing_docs)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    missing_debug_implementations
+)]
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::needless_pass_by_value
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -145,8 +155,9 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.bytes)))
+        serde_json::from_slice(&self.bytes).unwrap_or_else(|e| {
+            panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&self.bytes))
+        })
     }
 
     pub fn content_type(&self) -> &str {
@@ -174,7 +185,9 @@ impl Reply {
         assert_eq!(v["jsonrpc"], "2.0", "{v}");
         assert_eq!(v["error"]["code"], code, "code; body {v}");
         assert!(
-            v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()),
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
             "message; body {v}"
         );
         match id {

@@ -156,9 +156,9 @@ pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
                 .argument("name", "Who to greet", true)
                 .handler(|get| async move {
                     let name = get.arg("name").unwrap_or_default();
-                    Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
-                        "Write a warm, one-line greeting for {name}."
-                    ))]))
+                    Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                        format!("Write a warm, one-line greeting for {name}."),
+                    )]))
                 }),
         )
         .completion(|request: smcp_server::CompletionRequest| async move {

@@ -53,8 +53,13 @@ async fn main() -> anyhow::Result<()> {
         println!("listening on http://{addr}/mcp");
     }
     tracing::info!(%addr, "smcpd ready");
-    smcp_server::serve(listener, server.service(), ServeOptions::default(), shutdown_signal())
-        .await?;
+    smcp_server::serve(
+        listener,
+        server.service(),
+        ServeOptions::default(),
+        shutdown_signal(),
+    )
+    .await?;
     tracing::info!("smcpd stopped");
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! What every handler returns when it cannot produce its normal result.
 
-use smcp_proto::error::ErrorObject;
 use serde_json::{Map, Value};
+use smcp_proto::error::ErrorObject;
 
 /// The error half of every handler's return type.
 ///

@@ -79,7 +79,10 @@ impl Catalog {
     pub(crate) fn resource(
         &self,
         uri: &str,
-    ) -> Option<(&Arc<ResourceEntry>, std::collections::BTreeMap<String, String>)> {
+    ) -> Option<(
+        &Arc<ResourceEntry>,
+        std::collections::BTreeMap<String, String>,
+    )> {
         if let Some(&i) = self.resource_index.get(uri) {
             return Some((&self.resources[i], Default::default()));
         }
@@ -92,11 +95,23 @@ impl Catalog {
     }
 
     fn add_tool(&mut self, entry: ToolEntry) -> Result<(), BuildError> {
-        insert(&mut self.tools, &mut self.tool_index, entry.name.clone(), entry, "tool")
+        insert(
+            &mut self.tools,
+            &mut self.tool_index,
+            entry.name.clone(),
+            entry,
+            "tool",
+        )
     }
 
     fn add_prompt(&mut self, entry: PromptEntry) -> Result<(), BuildError> {
-        insert(&mut self.prompts, &mut self.prompt_index, entry.name.clone(), entry, "prompt")
+        insert(
+            &mut self.prompts,
+            &mut self.prompt_index,
+            entry.name.clone(),
+            entry,
+            "prompt",
+        )
     }
 
     fn add_resource(&mut self, entry: ResourceEntry) -> Result<(), BuildError> {
@@ -111,7 +126,13 @@ impl Catalog {
             Ok(())
         } else {
             let key = entry.key.clone();
-            insert(&mut self.resources, &mut self.resource_index, key, entry, "resource")
+            insert(
+                &mut self.resources,
+                &mut self.resource_index,
+                key,
+                entry,
+                "resource",
+            )
         }
     }
 }
@@ -173,7 +194,9 @@ pub struct ServerBuilder {
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerBuilder").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }
 
@@ -200,7 +223,8 @@ impl ServerBuilder {
     /// A human-readable title for the server.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.info.insert("title".into(), Value::String(title.into()));
+        self.info
+            .insert("title".into(), Value::String(title.into()));
         self
     }
 

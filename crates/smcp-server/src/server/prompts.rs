@@ -65,7 +65,9 @@ pub struct PromptBuilder {
 
 impl std::fmt::Debug for PromptBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PromptBuilder").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("PromptBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -73,7 +75,8 @@ impl PromptBuilder {
     /// A human-readable title.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.descriptor.insert("title".into(), Value::String(title.into()));
+        self.descriptor
+            .insert("title".into(), Value::String(title.into()));
         self
     }
 
@@ -148,6 +151,8 @@ pub(crate) struct PromptEntry {
 
 impl std::fmt::Debug for PromptEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PromptEntry").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("PromptEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }

@@ -85,7 +85,9 @@ pub struct ResourceBuilder {
 
 impl std::fmt::Debug for ResourceBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceBuilder").field("key", &self.key).finish_non_exhaustive()
+        f.debug_struct("ResourceBuilder")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,12 +156,12 @@ impl ResourceBuilder {
             name: self.key.clone(),
         })?;
         let template = if self.template {
-            Some(
-                UriTemplate::parse(&self.key).map_err(|reason| BuildError::InvalidUriTemplate {
+            Some(UriTemplate::parse(&self.key).map_err(|reason| {
+                BuildError::InvalidUriTemplate {
                     template: self.key.clone(),
                     reason,
-                })?,
-            )
+                }
+            })?)
         } else {
             None
         };
@@ -185,6 +187,8 @@ pub(crate) struct ResourceEntry {
 
 impl std::fmt::Debug for ResourceEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceEntry").field("key", &self.key).finish_non_exhaustive()
+        f.debug_struct("ResourceEntry")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
     }
 }

@@ -101,7 +101,9 @@ pub struct ToolBuilder {
 
 impl std::fmt::Debug for ToolBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolBuilder").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ToolBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -244,7 +246,9 @@ pub(crate) struct ToolEntry {
 
 impl std::fmt::Debug for ToolEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolEntry").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ToolEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 

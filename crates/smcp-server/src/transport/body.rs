@@ -74,7 +74,8 @@ impl Body for McpBody {
                 if let Some(b) = first.take() {
                     return Poll::Ready(Some(Ok(Frame::data(b))));
                 }
-                rx.poll_recv(cx).map(|frame| frame.map(|b| Ok(Frame::data(b))))
+                rx.poll_recv(cx)
+                    .map(|frame| frame.map(|b| Ok(Frame::data(b))))
             }
         }
     }

@@ -57,7 +57,8 @@ fn single_header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h st
 pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Rejection> {
     let Request { id, method, params } = request;
     let mismatch = |msg: String| Rejection::header_mismatch(Some(id.clone()), msg);
-    let invalid = |msg: String| Rejection::protocol(Some(id.clone()), ErrorObject::invalid_params(msg));
+    let invalid =
+        |msg: String| Rejection::protocol(Some(id.clone()), ErrorObject::invalid_params(msg));
 
     let mut params = match params {
         Some(Value::Object(p)) => p,
@@ -146,7 +147,9 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
     if let Some(key) = name_key {
         let raw = single_header(headers, NAME_HEADER)
             .map_err(mismatch)?
-            .ok_or_else(|| mismatch("Header mismatch: the Mcp-Name header is required".to_owned()))?;
+            .ok_or_else(|| {
+                mismatch("Header mismatch: the Mcp-Name header is required".to_owned())
+            })?;
         let decoded = header::decode_header_value(raw)
             .map_err(|e| mismatch(format!("Header mismatch: Mcp-Name: {e}")))?;
         match params.get(key) {
@@ -157,7 +160,11 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
                     &*decoded
                 )));
             }
-            _ => return Err(invalid(format!("\"params.{key}\" is required and must be a string"))),
+            _ => {
+                return Err(invalid(format!(
+                    "\"params.{key}\" is required and must be a string"
+                )));
+            }
         }
     }
 
@@ -180,7 +187,10 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
     let log_level = match meta_obj.get(meta::LOG_LEVEL) {
         None => None,
         Some(Value::String(level)) => Some(LogLevel::parse(level).ok_or_else(|| {
-            invalid(format!("unknown log level {level:?} in \"params._meta[{:?}]\"", meta::LOG_LEVEL))
+            invalid(format!(
+                "unknown log level {level:?} in \"params._meta[{:?}]\"",
+                meta::LOG_LEVEL
+            ))
         })?),
         Some(_) => {
             return Err(invalid(format!(

@@ -106,7 +106,9 @@ const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 fn json_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
     let mut response = Response::new(McpBody::full(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, APPLICATION_JSON);
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, APPLICATION_JSON);
     response
 }
 
@@ -125,12 +127,19 @@ fn error_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8> {
 
 fn reject(rejection: Rejection) -> Response<McpBody> {
     tracing::debug!(code = rejection.error.code, message = %rejection.error.message, "rejected");
-    json_response(rejection.status, error_bytes(rejection.id, rejection.error))
+    json_response(
+        rejection.status,
+        error_bytes(rejection.id, *rejection.error),
+    )
 }
 
 /// An id-less refusal before any JSON-RPC processing.
 fn refuse(status: StatusCode, code: i64, message: String) -> Response<McpBody> {
-    reject(Rejection::new(status, None, ErrorObject::new(code, message)))
+    reject(Rejection::new(
+        status,
+        None,
+        ErrorObject::new(code, message),
+    ))
 }
 
 /// Which response media types the client accepts.
@@ -150,7 +159,12 @@ fn accepts(headers: &http::HeaderMap) -> Accepts {
         let Ok(value) = value.to_str() else { continue };
         for item in value.split(',') {
             seen = true;
-            let media = item.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let media = item
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             match media.as_str() {
                 "*/*" => {
                     a.json = true;
@@ -276,7 +290,9 @@ where
     let bytes = match Limited::new(body, limit).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
                 return too_large();
             }
             return refuse(
@@ -307,7 +323,8 @@ where
             *response.status_mut() = StatusCode::ACCEPTED;
             return response;
         }
-        Message::Result(ResultResponse { id, .. }) | Message::Error(ErrorResponse { id: Some(id), .. }) => {
+        Message::Result(ResultResponse { id, .. })
+        | Message::Error(ErrorResponse { id: Some(id), .. }) => {
             return reject(Rejection::new(
                 StatusCode::BAD_REQUEST,
                 Some(id),
@@ -370,9 +387,10 @@ where
         Err(rejection) => reject(rejection),
         Ok(Dispatch::Ready(outcome)) => finish_json(&inner, id, outcome),
         Ok(Dispatch::Pending(fut)) => {
-            let fut = Box::pin(AssertUnwindSafe(fut).catch_unwind().map(|r| {
-                r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked")))
-            }));
+            let fut =
+                Box::pin(AssertUnwindSafe(fut).catch_unwind().map(|r| {
+                    r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked")))
+                }));
             match (events_tx, events_rx) {
                 (Some(tx), Some(rx)) => {
                     run_streaming(inner, id, fut, tx, rx, cancel, !accepts.json).await
