@@ -406,6 +406,14 @@ impl SamplingMessageContentBlock {
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(TextContent::new(text))
     }
+
+    /// The text, if this is a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for SamplingMessageContentBlock {

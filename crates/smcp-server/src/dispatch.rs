@@ -14,6 +14,7 @@ use smcp_proto::jsonrpc::RequestId;
 
 use crate::context::RequestContext;
 use crate::error::Rejection;
+use crate::mrtr::{Binding, Input};
 use crate::pagination;
 use crate::server::completion::{CompletionRef, CompletionRequest};
 use crate::server::handler::HandlerError;
@@ -40,7 +41,12 @@ pub(crate) struct Call<'a> {
     /// `params` without `_meta`.
     pub(crate) params: Map<String, Value>,
     pub(crate) ctx: RequestContext,
+    /// The authenticated principal, when an auth layer set one.
+    pub(crate) principal: Option<String>,
 }
+
+/// Methods that may answer `input_required` (`basic/patterns/mrtr.mdx` §Supported Requests).
+const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
     let inner = call.inner;
@@ -51,6 +57,16 @@ pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
             Err(method_not_found(call.id, call.method))
         }
     };
+    if !MRTR_METHODS.contains(&call.method)
+        && (call.params.contains_key("inputResponses") || call.params.contains_key("requestState"))
+        && inner.advertises_method(call.method)
+    {
+        return Ok(Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
+            "{} does not take inputResponses or requestState: only tools/call, \
+             resources/read and prompts/get are multi round-trip requests",
+            call.method
+        )))));
+    }
     match call.method {
         "server/discover" => Ok(Dispatch::Ready(Ok(discover(inner)))),
         "tools/list" => {
@@ -177,6 +193,23 @@ fn string_param<'p>(params: &'p Map<String, Value>, key: &str) -> Result<&'p str
     }
 }
 
+/// Refuses a state that was already used, for tools that demand single use.
+async fn check_single_use(inner: &Inner, input: &Input) -> Result<(), ErrorObject> {
+    let (Some(id), Some(expiry)) = (input.state_id(), input.state_expiry()) else {
+        return Ok(());
+    };
+    let Some(guard) = &inner.replay else {
+        return Err(ErrorObject::internal(
+            "single-use state without a replay guard",
+        ));
+    };
+    if guard.first_use(id, expiry).await {
+        Ok(())
+    } else {
+        Err(crate::mrtr::state_error(crate::mrtr::StateError::Replayed))
+    }
+}
+
 fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
     let name = match string_param(&call.params, "name") {
         Ok(name) => name.to_owned(),
@@ -205,6 +238,20 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             return Err(Rejection::protocol(Some(call.id.clone()), err));
         }
     }
+    let binding = Binding {
+        method: "tools/call",
+        salient: json!({"name": name, "arguments": arguments}),
+        principal: call.principal.take(),
+    };
+    let input = match Input::prepare(
+        &call.inner.mrtr,
+        &binding,
+        &mut call.params,
+        call.ctx.clone(),
+    ) {
+        Ok(input) => input,
+        Err(e) => return Ok(Dispatch::Ready(Err(e))),
+    };
     let args_value = Value::Object(arguments);
     if let Err(problems) = tool.validator.validate(&args_value) {
         return Ok(Dispatch::Ready(Ok(tool_error_result(&format!(
@@ -215,16 +262,26 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
     let Value::Object(arguments) = args_value else {
         return Ok(Dispatch::Ready(Err(ErrorObject::internal("arguments"))));
     };
-    let fut = tool.handler.call(ToolCall {
-        name,
-        arguments,
-        ctx: call.ctx,
-    });
+    let inner = call.inner.clone();
+    let ctx = call.ctx;
     Ok(Dispatch::Pending(Box::pin(async move {
-        match fut.await {
+        if tool.single_use_state {
+            check_single_use(&inner, &input).await?;
+        }
+        let outcome = tool
+            .handler
+            .call(ToolCall {
+                name,
+                arguments,
+                ctx,
+                input: input.clone(),
+            })
+            .await;
+        match outcome {
             Ok(result) => serde_json::to_value(result)
                 .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
             Err(HandlerError::Failed(message)) => Ok(tool_error_result(&message)),
+            Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
             Err(other) => Err(other.into_error_object()),
         }
     })))
@@ -304,7 +361,7 @@ fn lookup<'a>(arguments: &'a Map<String, Value>, path: &[String]) -> Option<&'a 
     Some(current)
 }
 
-fn read_resource(call: Call<'_>) -> Dispatch {
+fn read_resource(mut call: Call<'_>) -> Dispatch {
     let uri = match string_param(&call.params, "uri") {
         Ok(uri) => uri.to_owned(),
         Err(e) => return Dispatch::Ready(Err(e)),
@@ -317,13 +374,35 @@ fn read_resource(call: Call<'_>) -> Dispatch {
         .with_data(json!({"uri": uri}))));
     };
     let hint = entry.cache.unwrap_or(call.inner.cache.resources_read);
+    let binding = Binding {
+        method: "resources/read",
+        salient: json!({"uri": uri}),
+        principal: call.principal.take(),
+    };
+    let input = match Input::prepare(
+        &call.inner.mrtr,
+        &binding,
+        &mut call.params,
+        call.ctx.clone(),
+    ) {
+        Ok(input) => input,
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
     let fut = entry.handler.read(ResourceRead {
         uri: uri.clone(),
         variables,
         ctx: call.ctx,
+        input: input.clone(),
     });
+    let inner = call.inner.clone();
     Dispatch::Pending(Box::pin(async move {
-        let contents = fut.await.map_err(HandlerError::into_error_object)?;
+        let contents = match fut.await {
+            Ok(contents) => contents,
+            Err(HandlerError::InputRequired(ir)) => {
+                return input.finish(&inner.mrtr, &binding, *ir);
+            }
+            Err(other) => return Err(other.into_error_object()),
+        };
         if contents.is_empty() {
             return Err(
                 ErrorObject::invalid_params(format!("Resource not found: {uri}"))
@@ -370,15 +449,34 @@ fn get_prompt(mut call: Call<'_>) -> Dispatch {
             "Missing required argument {missing:?} for prompt {name:?}"
         ))));
     }
+    let binding = Binding {
+        method: "prompts/get",
+        salient: json!({"name": name, "arguments": arguments}),
+        principal: call.principal.take(),
+    };
+    let input = match Input::prepare(
+        &call.inner.mrtr,
+        &binding,
+        &mut call.params,
+        call.ctx.clone(),
+    ) {
+        Ok(input) => input,
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
     let fut = entry.handler.get(PromptGet {
         name,
         arguments,
         ctx: call.ctx,
+        input: input.clone(),
     });
+    let inner = call.inner.clone();
     Dispatch::Pending(Box::pin(async move {
-        let result = fut.await.map_err(HandlerError::into_error_object)?;
-        serde_json::to_value(result)
-            .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))
+        match fut.await {
+            Ok(result) => serde_json::to_value(result)
+                .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
+            Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
+            Err(other) => Err(other.into_error_object()),
+        }
     }))
 }
 

@@ -18,6 +18,11 @@ pub enum HandlerError {
     /// A JSON-RPC error response.
     #[error("{0}")]
     Rpc(ErrorObject),
+    /// The handler needs input from the client first: answered with `InputRequiredResult`
+    /// (only for `tools/call`, `resources/read` and `prompts/get`). Built by
+    /// [`crate::mrtr::Input::ask`].
+    #[error("input required")]
+    InputRequired(Box<crate::mrtr::InputRequired>),
 }
 
 impl HandlerError {
@@ -52,6 +57,10 @@ impl HandlerError {
         match self {
             Self::Failed(message) => ErrorObject::internal(message),
             Self::Rpc(error) => error,
+            Self::InputRequired(_) => ErrorObject::internal(
+                "this method cannot ask for input: only tools/call, resources/read and \
+                 prompts/get may return input_required",
+            ),
         }
     }
 }

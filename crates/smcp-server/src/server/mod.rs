@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::{CacheConfig, Limits};
 use crate::error::BuildError;
+use crate::mrtr::{KeyRing, MrtrConfig, ReplayGuard};
 use crate::security::SecurityPolicy;
 use crate::transport::McpService;
 use completion::CompletionHandler;
@@ -46,6 +47,14 @@ pub(crate) struct Inner {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) logging: bool,
+    pub(crate) mrtr: MrtrConfig,
+    pub(crate) replay: Option<Arc<dyn ReplayGuard>>,
+}
+
+impl std::fmt::Debug for dyn ReplayGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReplayGuard")
+    }
 }
 
 impl std::fmt::Debug for dyn CompletionHandler {
@@ -190,6 +199,8 @@ pub struct ServerBuilder {
     security: SecurityPolicy,
     limits: Limits,
     cache: CacheConfig,
+    mrtr: Option<MrtrConfig>,
+    replay: Option<Arc<dyn ReplayGuard>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -217,6 +228,8 @@ impl ServerBuilder {
             security: SecurityPolicy::default(),
             limits: Limits::default(),
             cache: CacheConfig::default(),
+            mrtr: None,
+            replay: None,
         }
     }
 
@@ -306,12 +319,35 @@ impl ServerBuilder {
         self
     }
 
+    /// Multi round-trip settings: the `requestState` key ring, TTL and caps. Without it the
+    /// server seals with a random key of its own, so retries only work on this instance.
+    #[must_use]
+    pub fn mrtr(mut self, config: MrtrConfig) -> Self {
+        self.mrtr = Some(config);
+        self
+    }
+
+    /// The guard that makes `requestState` single-use for tools that ask for it.
+    #[must_use]
+    pub fn replay_guard(mut self, guard: impl ReplayGuard) -> Self {
+        self.replay = Some(Arc::new(guard));
+        self
+    }
+
     /// Validates every definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut catalog = Catalog::default();
         for t in self.tools {
-            catalog.add_tool(t.build()?)?;
+            let entry = t.build()?;
+            if entry.single_use_state && self.replay.is_none() {
+                return Err(BuildError::MissingReplayGuard(entry.name));
+            }
+            catalog.add_tool(entry)?;
         }
+        let mrtr = match self.mrtr {
+            Some(config) => config,
+            None => MrtrConfig::new(KeyRing::ephemeral()?),
+        };
         for r in self.resources {
             catalog.add_resource(r.build()?)?;
         }
@@ -350,12 +386,26 @@ impl ServerBuilder {
                 catalog: RwLock::new(Arc::new(catalog)),
                 completion: self.completion,
                 logging: self.logging,
+                mrtr,
+                replay: self.replay,
             }),
         })
     }
 }
 
 impl Inner {
+    /// Whether `method` is one this server serves (so its params rules apply).
+    pub(crate) fn advertises_method(&self, method: &str) -> bool {
+        match method {
+            "server/discover" => true,
+            "tools/list" => self.advertises("tools"),
+            "resources/list" | "resources/templates/list" => self.advertises("resources"),
+            "prompts/list" => self.advertises("prompts"),
+            "completion/complete" => self.advertises("completions"),
+            _ => false,
+        }
+    }
+
     /// Whether a capability was advertised, e.g. `"prompts"`.
     pub(crate) fn advertises(&self, capability: &str) -> bool {
         self.capabilities.get(capability).is_some()

@@ -20,6 +20,8 @@ pub struct PromptGet {
     pub arguments: Map<String, Value>,
     /// The request context.
     pub ctx: RequestContext,
+    /// Multi round-trip input.
+    pub input: crate::mrtr::Input,
 }
 
 impl PromptGet {

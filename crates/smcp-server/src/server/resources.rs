@@ -23,6 +23,8 @@ pub struct ResourceRead {
     pub variables: BTreeMap<String, String>,
     /// The request context.
     pub ctx: RequestContext,
+    /// Multi round-trip input.
+    pub input: crate::mrtr::Input,
 }
 
 /// The function that reads a resource.

@@ -47,6 +47,8 @@ pub struct ToolCall {
     pub arguments: Map<String, Value>,
     /// The request context: progress, logging, cancellation, client capabilities.
     pub ctx: RequestContext,
+    /// Multi round-trip input: ask the client for answers, carry state between rounds.
+    pub input: crate::mrtr::Input,
 }
 
 impl ToolCall {
@@ -86,6 +88,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         descriptor: Map::new(),
         input_schema: None,
         required_capabilities: Vec::new(),
+        single_use_state: false,
         handler: None,
     }
 }
@@ -96,6 +99,7 @@ pub struct ToolBuilder {
     descriptor: Map<String, Value>,
     input_schema: Option<Value>,
     required_capabilities: Vec<String>,
+    single_use_state: bool,
     handler: Option<Arc<dyn ToolHandler>>,
 }
 
@@ -158,6 +162,15 @@ impl ToolBuilder {
     #[must_use]
     pub fn requires_client_capability(mut self, capability: impl Into<String>) -> Self {
         self.required_capabilities.push(capability.into());
+        self
+    }
+
+    /// Every `requestState` this tool receives may be used once only: a second retry with
+    /// the same state is refused (−32602) before the handler runs. Needs a
+    /// [`crate::mrtr::ReplayGuard`] on the server.
+    #[must_use]
+    pub fn single_use_state(mut self) -> Self {
+        self.single_use_state = true;
         self
     }
 
@@ -228,6 +241,7 @@ impl ToolBuilder {
             validator,
             header_params,
             required_capabilities: self.required_capabilities,
+            single_use_state: self.single_use_state,
             handler,
         })
     }
@@ -241,6 +255,7 @@ pub(crate) struct ToolEntry {
     pub(crate) validator: SchemaValidator,
     pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) required_capabilities: Vec<String>,
+    pub(crate) single_use_state: bool,
     pub(crate) handler: Arc<dyn ToolHandler>,
 }
 

@@ -382,6 +382,10 @@ where
         method: &checked.method,
         params: checked.params,
         ctx,
+        principal: parts
+            .extensions
+            .get::<crate::security::Principal>()
+            .map(|p| p.0.clone()),
     });
     match dispatched {
         Err(rejection) => reject(rejection),

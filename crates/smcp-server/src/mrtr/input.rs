@@ -1,0 +1,326 @@
+//! The MRTR side of one request: the answers it carries, the verified state of earlier
+//! rounds, and the construction of the next `InputRequiredResult`.
+//!
+//! The handler re-runs from the top on every retry. To make that safe, answers the handler
+//! consumed in earlier rounds travel inside the sealed state, so asking the same question
+//! again on a later round returns the earlier answer without bothering the user; and the
+//! handler's own typed state (`set_state` / `state`) travels the same way. Do side effects
+//! only after the last `ask`: everything before it runs once per round.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::patterns::mrtr::InputRequest;
+
+use super::ask::{Ask, AskSet};
+use super::seal::{self, Envelope, StateError};
+use super::{InputRequired, MrtrConfig, digest};
+use crate::context::RequestContext;
+use crate::server::handler::HandlerError;
+
+/// The multi round-trip input of one request (`call.input`).
+#[derive(Clone, Debug)]
+pub struct Input {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    ctx: RequestContext,
+    /// This request's `inputResponses`.
+    responses: Map<String, Value>,
+    /// The verified state of the previous round, if the request carried one.
+    prior: Option<Envelope>,
+    /// Answers consumed during this run (to carry into the next round).
+    consumed: Mutex<Map<String, Value>>,
+    /// State set by the handler for the next round.
+    next_state: Mutex<Option<Value>>,
+}
+
+/// What [`Input::prepare`] needs to bind and verify state.
+#[derive(Debug)]
+pub(crate) struct Binding {
+    pub(crate) method: &'static str,
+    pub(crate) salient: Value,
+    pub(crate) principal: Option<String>,
+}
+
+fn now_ms(config: &MrtrConfig) -> u64 {
+    let now = (config.clock)();
+    u64::try_from(
+        now.duration_since(UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO)
+            .as_millis(),
+    )
+    .unwrap_or(u64::MAX)
+}
+
+pub(crate) fn state_error(error: StateError) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid requestState: {error}"))
+        .with_data(json!({"reason": error.to_string()}))
+}
+
+impl Input {
+    /// Reads `inputResponses` and `requestState` out of `params` and verifies the state.
+    /// Errors are −32602 and mean the handler must not run.
+    pub(crate) fn prepare(
+        config: &MrtrConfig,
+        binding: &Binding,
+        params: &mut Map<String, Value>,
+        ctx: RequestContext,
+    ) -> Result<Self, ErrorObject> {
+        let responses = match params.remove("inputResponses") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "\"params.inputResponses\" must be an object",
+                ));
+            }
+        };
+        let prior = match params.remove("requestState") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(token)) => {
+                let envelope = seal::open(&config.keys, &token, config.max_state_bytes)
+                    .map_err(state_error)?;
+                if envelope.expires_ms <= now_ms(config) {
+                    return Err(state_error(StateError::Expired));
+                }
+                if envelope.method != binding.method
+                    || envelope.digest != digest::salient_digest(binding.method, &binding.salient)
+                {
+                    return Err(state_error(StateError::WrongRequest));
+                }
+                if envelope.principal != binding.principal {
+                    return Err(state_error(StateError::WrongPrincipal));
+                }
+                Some(envelope)
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "\"params.requestState\" must be a string",
+                ));
+            }
+        };
+        Ok(Self {
+            shared: Arc::new(Shared {
+                ctx,
+                responses,
+                prior,
+                consumed: Mutex::new(Map::new()),
+                next_state: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
+    /// when all are present and valid; otherwise an `Err` that the framework turns into an
+    /// `InputRequiredResult` asking for what is missing — return it with `?`.
+    pub fn ask<A: AskSet>(&self, asks: A) -> Result<A::Output, HandlerError> {
+        asks.resolve(self)
+    }
+
+    /// The state the handler set on the previous round, if any.
+    pub fn state<T: DeserializeOwned>(&self) -> Result<Option<T>, HandlerError> {
+        match self.shared.prior.as_ref().and_then(|p| p.state.clone()) {
+            None => Ok(None),
+            Some(v) => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| HandlerError::internal(format!("requestState content: {e}"))),
+        }
+    }
+
+    /// Sets the state carried to the next round (sealed; the client cannot read or change it).
+    pub fn set_state<T: Serialize>(&self, state: &T) -> Result<(), HandlerError> {
+        let value = serde_json::to_value(state)
+            .map_err(|e| HandlerError::internal(format!("requestState content: {e}")))?;
+        *self
+            .shared
+            .next_state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(value);
+        Ok(())
+    }
+
+    /// How many rounds came before this request (0 on the first call).
+    pub fn round(&self) -> u32 {
+        self.shared.prior.as_ref().map_or(0, |p| p.round)
+    }
+
+    /// The random id of the verified state this request carried (stable for that round).
+    pub fn state_id(&self) -> Option<&str> {
+        self.shared.prior.as_ref().map(|p| p.id.as_str())
+    }
+
+    /// When the verified state expires.
+    pub(crate) fn state_expiry(&self) -> Option<SystemTime> {
+        self.shared
+            .prior
+            .as_ref()
+            .map(|p| UNIX_EPOCH + Duration::from_millis(p.expires_ms))
+    }
+
+    /// The raw `inputResponses` entry for `key`, unvalidated.
+    pub fn raw_response(&self, key: &str) -> Option<&Value> {
+        self.shared.responses.get(key)
+    }
+
+    /// Looks up one answer; records the request in `missing` when there is no valid answer.
+    pub(crate) fn lookup<A: Ask>(
+        &self,
+        ask: &A,
+        missing: &mut Vec<(String, InputRequest)>,
+    ) -> Result<Option<A::Output>, HandlerError> {
+        let key = ask.key();
+        let candidates = [
+            self.shared.responses.get(key),
+            self.shared.prior.as_ref().and_then(|p| p.answers.get(key)),
+        ];
+        for response in candidates.into_iter().flatten() {
+            if let Some(answer) = ask.accept(response) {
+                self.shared
+                    .consumed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.to_owned(), response.clone());
+                return Ok(Some(answer));
+            }
+        }
+        let request = ask.request()?;
+        if let Some(caps) = missing_for(&request, &self.shared.ctx) {
+            return Err(HandlerError::Rpc(
+                ErrorObject::missing_required_client_capability(
+                    format!("Input {key:?} needs a client capability this request did not declare"),
+                    caps,
+                ),
+            ));
+        }
+        missing.push((key.to_owned(), request));
+        Ok(None)
+    }
+
+    pub(crate) fn input_required(&self, missing: Vec<(String, InputRequest)>) -> HandlerError {
+        let mut ir = InputRequired::new();
+        for (key, request) in missing {
+            ir = ir.request(key, request);
+        }
+        HandlerError::InputRequired(Box::new(ir))
+    }
+
+    /// Builds the `InputRequiredResult` for `ir`: checks each request against the client's
+    /// declared capabilities and the round cap, and seals the next state.
+    pub(crate) fn finish(
+        &self,
+        config: &MrtrConfig,
+        binding: &Binding,
+        ir: InputRequired,
+    ) -> Result<Value, ErrorObject> {
+        let round = self.round() + 1;
+        if round > config.max_rounds {
+            return Err(ErrorObject::invalid_params(format!(
+                "Multi round-trip limit reached: this request needed more than {} rounds",
+                config.max_rounds
+            ))
+            .with_data(json!({"reason": "roundLimit", "maxRounds": config.max_rounds})));
+        }
+        for (key, request) in &ir.requests {
+            if let Some(caps) = missing_for(request, &self.shared.ctx) {
+                return Err(ErrorObject::missing_required_client_capability(
+                    format!("Input {key:?} needs a client capability this request did not declare"),
+                    caps,
+                ));
+            }
+        }
+        let mut answers = self
+            .shared
+            .prior
+            .as_ref()
+            .map(|p| p.answers.clone())
+            .unwrap_or_default();
+        answers.extend(
+            self.shared
+                .consumed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        );
+        let state = ir
+            .state
+            .or_else(|| {
+                self.shared
+                    .next_state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+            })
+            .or_else(|| self.shared.prior.as_ref().and_then(|p| p.state.clone()));
+        let id = seal::random_bytes::<16>()
+            .map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        let ttl_ms = u64::try_from(config.state_ttl.as_millis()).unwrap_or(u64::MAX);
+        let envelope = Envelope {
+            method: binding.method.to_owned(),
+            digest: digest::salient_digest(binding.method, &binding.salient),
+            principal: binding.principal.clone(),
+            expires_ms: now_ms(config).saturating_add(ttl_ms),
+            round,
+            id,
+            answers,
+            state,
+        };
+        let token = seal::seal(&config.keys, &envelope).map_err(ErrorObject::internal)?;
+        if token.len() > config.max_state_bytes {
+            return Err(ErrorObject::internal(format!(
+                "requestState would be {} bytes, above the limit of {}",
+                token.len(),
+                config.max_state_bytes
+            )));
+        }
+        let mut result = Map::new();
+        result.insert("resultType".into(), json!("input_required"));
+        if !ir.requests.is_empty() {
+            let mut requests = Map::new();
+            for (key, request) in ir.requests {
+                let value = serde_json::to_value(&request)
+                    .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                requests.insert(key, value);
+            }
+            result.insert("inputRequests".into(), Value::Object(requests));
+        }
+        result.insert("requestState".into(), Value::String(token));
+        Ok(Value::Object(result))
+    }
+}
+
+/// The capability `request` needs, if the client did not declare it.
+fn missing_for(request: &InputRequest, ctx: &RequestContext) -> Option<Map<String, Value>> {
+    use smcp_proto::client::elicitation::ElicitRequestParams;
+    let need: &[&str] = match request {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => &["elicitation", "url"],
+        InputRequest::Elicit(_) => {
+            let form = match ctx.client_capabilities().get("elicitation") {
+                Some(Value::Object(e)) => e.is_empty() || e.contains_key("form"),
+                _ => false,
+            };
+            if form {
+                return None;
+            }
+            &["elicitation"]
+        }
+        InputRequest::CreateMessage(p) if p.tools.is_some() => &["sampling", "tools"],
+        InputRequest::CreateMessage(_) => &["sampling"],
+        InputRequest::ListRoots(_) => &["roots"],
+    };
+    if ctx.has_capability(need) {
+        return None;
+    }
+    let mut value = json!({});
+    for key in need.iter().rev() {
+        value = json!({ *key: value });
+    }
+    value.as_object().cloned()
+}
