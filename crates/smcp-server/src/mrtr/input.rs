@@ -306,10 +306,12 @@ fn missing_for(request: &InputRequest, ctx: &RequestContext) -> Option<Map<Strin
                 Some(Value::Object(e)) => e.is_empty() || e.contains_key("form"),
                 _ => false,
             };
-            if form {
-                return None;
-            }
-            &["elicitation"]
+            // Declaring only URL mode (`{"elicitation": {"url": {}}}`) is not form support.
+            return (!form).then(|| {
+                let mut caps = Map::new();
+                caps.insert("elicitation".into(), json!({}));
+                caps
+            });
         }
         InputRequest::CreateMessage(p) if p.tools.is_some() => &["sampling", "tools"],
         InputRequest::CreateMessage(_) => &["sampling"],
