@@ -25,6 +25,28 @@ pub fn cpu_time_us(pid: u32) -> Option<u64> {
     Some(ticks * 1_000_000 / clock_ticks_per_sec())
 }
 
+/// Parses the busy time of the whole machine (all CPUs, in clock ticks) out of the text of
+/// `/proc/stat`: user + nice + system + irq + softirq + steal (idle and iowait excluded).
+pub fn parse_system_busy_ticks(stat: &str) -> Option<u64> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal [guest guest_nice: already in user/nice]
+    let get = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(get(0) + get(1) + get(2) + get(5) + get(6) + get(7))
+}
+
+/// Busy CPU time of the whole machine so far, in microseconds. Sampled around a round, minus
+/// what the server and the load generator used, it shows how much *other* work (another
+/// build, a noisy neighbour, hypervisor steal) competed with the benchmark.
+pub fn system_busy_us() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    Some(parse_system_busy_ticks(&stat)? * 1_000_000 / clock_ticks_per_sec())
+}
+
 /// The kernel clock tick rate (`getconf CLK_TCK`), 100 if it cannot be read.
 pub fn clock_ticks_per_sec() -> u64 {
     static TCK: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
@@ -50,6 +72,13 @@ mod tests {
             "1234 (we ird) name) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 1 2 3";
         assert_eq!(parse_cpu_ticks(line), Some(300));
         assert_eq!(parse_cpu_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn parses_proc_stat() {
+        let stat = "cpu  10 1 5 1000 7 2 3 4 0 0\ncpu0 5 0 2 500 3 1 1 2 0 0\n";
+        assert_eq!(parse_system_busy_ticks(stat), Some(25));
+        assert_eq!(parse_system_busy_ticks("intr 1 2"), None);
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct LoadReport {
     /// Near 1.0 with the load pinned to one core means the generator, not the server, may be
     /// the bottleneck.
     pub load_cpu_util: f64,
+    /// CPU time used by the load generator during the run, in microseconds.
+    pub load_cpu_us: u64,
     /// `true` when the run had no errors and completed at least one request.
     pub valid: bool,
 }

@@ -16,7 +16,7 @@
 use anyhow::{Context as _, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
-use smcp_bench::procstat::cpu_time_us;
+use smcp_bench::procstat::{cpu_time_us, system_busy_us};
 use smcp_bench::report::LoadReport;
 use smcp_bench::stats::median;
 use std::io::{BufRead as _, BufReader};
@@ -24,7 +24,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Command line of `bench-driver`.
 #[derive(Debug, Parser)]
@@ -66,6 +66,13 @@ struct Args {
     /// CPU the load generator is pinned to.
     #[arg(long, default_value_t = 1)]
     load_cpu: usize,
+    /// Repeat a round up to this many times when other work disturbed it (see --max-other).
+    #[arg(long, default_value_t = 2)]
+    retry_noisy: usize,
+    /// A round is disturbed when anything but the server and the load generator used at least
+    /// this many cores during it.
+    #[arg(long, default_value_t = 0.1)]
+    max_other: f64,
     /// Do not pin with taskset.
     #[arg(long)]
     no_pin: bool,
@@ -127,6 +134,9 @@ impl Drop for Server {
 struct Round {
     report: LoadReport,
     cpu_us_per_req: Option<f64>,
+    /// CPU used on the machine by anything but the server under test and the load generator
+    /// during the round, in cores (0.25 = a quarter of a core). Approximate (tick-based).
+    other_cores: Option<f64>,
 }
 
 /// Targets: (case, concurrency, metric, bound). Ratios are candidate / baseline.
@@ -244,7 +254,7 @@ fn run() -> anyhow::Result<()> {
                         args.rounds,
                         server.name
                     );
-                    match measure(&args, &load_bin, load_pin, server, case, conc) {
+                    match measure_quietly(&args, &load_bin, load_pin, server, case, conc) {
                         Ok(round) => rounds[i].push(round),
                         Err(e) => {
                             eprintln!("bench-driver: run failed: {e:#}");
@@ -404,6 +414,31 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<String> {
     ))
 }
 
+/// Runs [`measure`], repeating a round up to `--retry-noisy` times while other work on the
+/// machine used ≥ `--max-other` cores during it, and keeps the least disturbed attempt.
+fn measure_quietly(
+    args: &Args,
+    load_bin: &Path,
+    load_cpu: Option<usize>,
+    server: &Server,
+    case: Case,
+    conc: usize,
+) -> anyhow::Result<Round> {
+    let mut best = measure(args, load_bin, load_cpu, server, case, conc)?;
+    for _ in 0..args.retry_noisy {
+        let other = best.other_cores.unwrap_or(0.0);
+        if other < args.max_other {
+            break;
+        }
+        eprintln!("bench-driver:   other work used {other:.2} cores: repeating the round");
+        let again = measure(args, load_bin, load_cpu, server, case, conc)?;
+        if again.other_cores.unwrap_or(0.0) < other {
+            best = again;
+        }
+    }
+    Ok(best)
+}
+
 /// Runs one round of load against `server`, sampling its CPU time around the run.
 fn measure(
     args: &Args,
@@ -415,6 +450,8 @@ fn measure(
 ) -> anyhow::Result<Round> {
     let pid = server.child.id();
     let cpu0 = cpu_time_us(pid).with_context(|| format!("{} is not running", server.name))?;
+    let busy0 = system_busy_us();
+    let wall0 = Instant::now();
     let out = command(load_bin, load_cpu)
         .args(["--url", &server.url, "--tool", case.tool()])
         .args(["-c", &conc.to_string()])
@@ -424,6 +461,8 @@ fn measure(
         .output()
         .context("running smcp-load")?;
     let cpu1 = cpu_time_us(pid).with_context(|| format!("{} died during the run", server.name))?;
+    let busy1 = system_busy_us();
+    let wall = wall0.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or_default();
     let report: LoadReport = serde_json::from_str(line).with_context(|| {
@@ -442,9 +481,18 @@ fn measure(
     }
     let cpu_us_per_req =
         (report.requests_total > 0).then(|| (cpu1 - cpu0) as f64 / report.requests_total as f64);
+    let other_cores = match (busy0, busy1) {
+        (Some(a), Some(b)) if wall > 0.0 => {
+            let other =
+                b.saturating_sub(a) as f64 - (cpu1 - cpu0) as f64 - report.load_cpu_us as f64;
+            Some((other / 1e6 / wall).max(0.0))
+        }
+        _ => None,
+    };
     Ok(Round {
         report,
         cpu_us_per_req,
+        other_cores,
     })
 }
 
@@ -473,12 +521,15 @@ fn summarise(
                 "max_us": med(rs, |r| Some(r.report.max_us)),
                 "cpu_us_per_req": med(rs, |r| r.cpu_us_per_req),
                 "load_cpu_util": med(rs, |r| Some(r.report.load_cpu_util)),
+                "other_cores": med(rs, |r| r.other_cores),
+                "other_cores_max": rs.iter().filter_map(|r| r.other_cores).reduce(f64::max),
             });
             rows.push(json!({
                 "case": case.name(), "concurrency": conc, "server": names[i],
                 "median": m.clone(),
                 "rounds": rs.iter().map(|r| json!({
                     "load": r.report, "cpu_us_per_req": r.cpu_us_per_req,
+                    "other_cores": r.other_cores,
                 })).collect::<Vec<_>>(),
             }));
             medians[i] = Some(m);
@@ -519,6 +570,7 @@ fn summarise(
         "settings": {
             "quick": args.quick, "rounds": args.rounds, "duration_s": args.duration,
             "warmup_s": args.warmup, "concurrency": args.concurrency,
+            "retry_noisy": args.retry_noisy, "max_other_cores": args.max_other,
             "pinned": pinned, "server_cpu": args.server_cpu, "load_cpu": args.load_cpu,
         },
         "bytes_match": Value::Object(bytes_match),
@@ -540,7 +592,7 @@ fn print_table(report: &Value) {
     let rows = report["results"].as_array().unwrap_or(&empty);
     let ratios = report["ratios"].as_array().unwrap_or(&empty);
     println!(
-        "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>6} {:>9} {:>9}",
+        "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>8} {:>8}",
         "case",
         "conc",
         "server",
@@ -549,10 +601,15 @@ fn print_table(report: &Value) {
         "p99 µs",
         "CPU µs/req",
         "load",
+        "other",
         "×req/s",
         "×p99"
     );
     let mut load_bound = false;
+    let mut noisy = false;
+    let max_other = report["settings"]["max_other_cores"]
+        .as_f64()
+        .unwrap_or(0.1);
     for row in rows {
         let m = &row["median"];
         let (rr, pr) = if row["server"] == "baseline" {
@@ -565,8 +622,9 @@ fn print_table(report: &Value) {
         };
         let util = m["load_cpu_util"].as_f64().unwrap_or(0.0);
         load_bound |= util >= 0.9;
+        noisy |= m["other_cores_max"].as_f64().unwrap_or(0.0) >= max_other;
         println!(
-            "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>9} {:>9}",
+            "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>8} {:>8}",
             row["case"].as_str().unwrap_or("?"),
             row["concurrency"].as_u64().unwrap_or(0),
             row["server"].as_str().unwrap_or("?"),
@@ -575,12 +633,14 @@ fn print_table(report: &Value) {
             fmt(&m["p99_us"], 1),
             fmt(&m["cpu_us_per_req"], 2),
             format!("{:.0}", util * 100.0),
+            fmt(&m["other_cores"], 2),
             rr,
             pr
         );
     }
     println!(
-        "(medians of {} round(s); ratios are {}/baseline; `load` = CPU share of the load generator's core)",
+        "(medians of {} round(s); ratios are {}/baseline; `load` = CPU share of the load generator's \
+         core; `other` = cores used by anything else on the machine during the round)",
         report["settings"]["rounds"],
         report["candidate"].as_str().unwrap_or("?")
     );
@@ -588,6 +648,12 @@ fn print_table(report: &Value) {
         println!(
             "note: the load generator used ≥ 90% of its core in some rows: there the baseline's \
              req/s is a floor, not the ceiling, and req/s ratios are flattered; compare CPU µs/req."
+        );
+    }
+    if noisy {
+        println!(
+            "note: other work used ≥ --max-other cores during some rounds even after retries (see `other`, and \
+             `other_cores_max` in the JSON): those figures are disturbed; rerun on a quiet machine."
         );
     }
     if let Some(bm) = report["bytes_match"].as_object() {

@@ -202,9 +202,14 @@ async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
     }
     let wall = wall0.elapsed().as_secs_f64();
     let cpu1 = smcp_bench::procstat::cpu_time_us(std::process::id());
-    let load_cpu_util = match (cpu0, cpu1) {
-        (Some(a), Some(b)) if wall > 0.0 => (b - a) as f64 / 1e6 / wall,
-        _ => 0.0,
+    let load_cpu_us = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    };
+    let load_cpu_util = if wall > 0.0 {
+        load_cpu_us as f64 / 1e6 / wall
+    } else {
+        0.0
     };
     let measured = if plan.budget.is_some() {
         all.last_done.map_or(0.0, |t| {
@@ -238,6 +243,7 @@ async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
         max_us: lat.map_or(0.0, |l| l.max_us),
         mean_us: lat.map_or(0.0, |l| l.mean_us),
         load_cpu_util,
+        load_cpu_us,
         valid: all.errors == 0 && requests > 0,
     })
 }
