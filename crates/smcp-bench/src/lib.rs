@@ -16,6 +16,29 @@
 //! | `src/bin/bench-driver.rs` | starts the servers, runs interleaved rounds, prints the table |
 //! | `scripts/bench` (workspace root) | builds the binaries and runs `bench-driver` |
 //!
+//! # Running it
+//!
+//! ```text
+//! scripts/bench                      # full: echo, progress × c = 1, 16, 64; 3 interleaved rounds
+//! scripts/bench --quick              # smoke: one ~1 s round at c = 1, 16 (run by scripts/test)
+//! scripts/bench --against baseline   # baseline vs a second baseline: validates the harness
+//! scripts/bench --rounds 5 --duration 10 --concurrency 16,64 --cases echo
+//!
+//! bench-baseline --listen 127.0.0.1:0          # prints `listening on http://ADDR/mcp`
+//! smcp-load --url http://127.0.0.1:PORT/mcp -c 16 --duration 5 --warmup 1 --tool echo
+//! smcp-load --url … --tool progress_echo       # sends a progressToken, expects 10 notifications
+//! smcp-load --url … --requests 100000          # a request count instead of a duration
+//! smcp-load --url … --tool echo --dump         # one request, raw body on stdout
+//! ```
+//!
+//! Reading the table: `load` is how busy the load generator's own core was. At ≥ 90 % the
+//! generator, not the server, sets the pace (our hyper client needs about as much CPU per
+//! request as the baseline server), so the baseline's req/s is a floor and req/s ratios are
+//! flattered; `CPU µs/req` (server CPU per request) is the figure that stays honest there.
+//! `other` is CPU used by anything else on the machine during the round (another build, a
+//! neighbour VM's steal); rounds with ≥ 0.1 core of it are repeated (`--retry-noisy`), and
+//! the table warns if some stayed disturbed.
+//!
 //! # Method
 //!
 //! Mirrors how the other MCP implementations were measured (shared `ECOSYSTEM.md` §4): the
@@ -44,8 +67,13 @@
 //! When it reports a difference (e.g. smcpd adds a `_meta` with serverInfo to results),
 //! change the functions in [`wire`] until the bodies are identical and say so here.
 //!
-//! Status: smcpd did not exist on the branch this crate was written on, so the bodies above
-//! follow the brief; they have not yet been diffed against smcpd.
+//! Status (checked against smcpd from main at 62ac97c, built from a copy with the closure
+//! parameter types annotated, since that WIP commit did not compile): smcpd builds results
+//! from serde_json maps, so members come out sorted — the result carries
+//! `"_meta":{"io.modelcontextprotocol/serverInfo":{…}}` first and content items read
+//! `{"text":…,"type":"text"}`; progress params read `{"progress":i,"progressToken":…,"total":10}`.
+//! [`wire`] writes exactly that: the echo and progress_echo bodies, the response headers and
+//! even the chunk framing of the SSE stream were identical on the wire (Date masked).
 
 pub mod procstat;
 pub mod report;

@@ -97,24 +97,40 @@ pub struct CallMeta<'a> {
     pub progress_token: Option<&'a RawValue>,
 }
 
-/// Appends the JSON-RPC result of an echo call to `out`:
-/// `{"jsonrpc":"2.0","id":<id>,"result":{"content":[{"type":"text","text":<text>}],"resultType":"complete"}}`.
+/// The `_meta` smcpd puts on every result: its serverInfo. smcpd's name and title are fixed
+/// in `crates/smcpd/src/demo.rs`; its version is the workspace version, which this crate shares.
+pub const SERVER_INFO_META: &str = concat!(
+    "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\",",
+    "\"title\":\"smcp reference server\",\"version\":\"",
+    env!("CARGO_PKG_VERSION"),
+    "\"}}"
+);
+
+/// Appends the JSON-RPC result of an echo call to `out`, byte for byte as smcpd writes it
+/// (serde_json maps, so members in sorted order):
+/// `{"jsonrpc":"2.0","id":<id>,"result":{"_meta":<SERVER_INFO_META>,"content":[{"text":<text>,"type":"text"}],"resultType":"complete"}}`.
 pub fn write_echo_result(out: &mut Vec<u8>, id: &RawValue, text: &str) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(b",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+    out.extend_from_slice(b",\"result\":{\"_meta\":");
+    out.extend_from_slice(SERVER_INFO_META.as_bytes());
+    out.extend_from_slice(b",\"content\":[{\"text\":");
     out.extend_from_slice(json_string(text).as_bytes());
-    out.extend_from_slice(b"}],\"resultType\":\"complete\"}}");
+    out.extend_from_slice(b",\"type\":\"text\"}],\"resultType\":\"complete\"}}");
 }
 
-/// One SSE event carrying `notifications/progress` number `progress` of `total`.
+/// One SSE event carrying `notifications/progress` number `progress` of `total`, as smcpd
+/// writes it: `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":i,"progressToken":<token>,"total":10}}\n\n`.
 pub fn progress_event(token: &RawValue, progress: u32, total: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     out.extend_from_slice(
-        b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":",
+        format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progress\":{progress},\"progressToken\":"
+        )
+        .as_bytes(),
     );
     out.extend_from_slice(token.get().as_bytes());
-    out.extend_from_slice(format!(",\"progress\":{progress},\"total\":{total}}}}}\n\n").as_bytes());
+    out.extend_from_slice(format!(",\"total\":{total}}}}}\n\n").as_bytes());
     out
 }
 
@@ -215,7 +231,7 @@ mod tests {
         write_echo_result(&mut out, req.id, text);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hello"}],"resultType":"complete"}}"#
+            r#"{"jsonrpc":"2.0","id":42,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"smcpd","title":"smcp reference server","version":"0.1.0"}},"content":[{"text":"hello","type":"text"}],"resultType":"complete"}}"#
         );
     }
 
@@ -224,7 +240,7 @@ mod tests {
         let token = RawValue::from_string("\"t\"".to_owned()).unwrap();
         assert_eq!(
             std::str::from_utf8(&progress_event(&token, 3, 10)).unwrap(),
-            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":3,\"total\":10}}\n\n"
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":3,\"progressToken\":\"t\",\"total\":10}}\n\n"
         );
     }
 
