@@ -1,0 +1,682 @@
+//! `bench-driver`: runs the smcpd benchmark and prints the report.
+//!
+//! Starts the baseline and the candidate server (smcpd, or a second baseline with
+//! `--against baseline`) on free loopback ports pinned to one CPU, runs `smcp-load` pinned to
+//! another for each case × concurrency in interleaved rounds (baseline, candidate, baseline,
+//! candidate, …), samples each server's CPU time around every round, and prints a table of
+//! medians, the candidate/baseline ratios and the targets. Writes the whole thing as JSON to
+//! `--out`. Exits non-zero only when figures could not be produced (a server did not start or
+//! died, a run had errors); never because of a ratio.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a CLI binary reports on stdout/stderr"
+)]
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, ValueEnum};
+use serde_json::{Value, json};
+use smcp_bench::procstat::{cpu_time_us, system_busy_us};
+use smcp_bench::report::LoadReport;
+use smcp_bench::stats::median;
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Command line of `bench-driver`.
+#[derive(Debug, Parser)]
+#[command(version, about = "Benchmark smcpd against the physical-limit baseline")]
+struct Args {
+    /// One short round (~1 s) per case at concurrency 1 and 16 (a smoke run).
+    #[arg(long)]
+    quick: bool,
+    /// Rounds per server for each case and concurrency (interleaved).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Measured seconds per round.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Warm-up seconds per round (not measured).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Concurrency levels (comma-separated connection counts).
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    concurrency: Vec<usize>,
+    /// Cases to run (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "echo,progress")]
+    cases: Vec<Case>,
+    /// Which server to compare with the baseline.
+    #[arg(long, value_enum, default_value = "smcpd")]
+    against: Against,
+    /// Path to smcpd (default: next to this binary).
+    #[arg(long)]
+    smcpd: Option<PathBuf>,
+    /// Path to bench-baseline (default: next to this binary).
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Path to smcp-load (default: next to this binary).
+    #[arg(long)]
+    load: Option<PathBuf>,
+    /// CPU the servers are pinned to.
+    #[arg(long, default_value_t = 0)]
+    server_cpu: usize,
+    /// CPU the load generator is pinned to.
+    #[arg(long, default_value_t = 1)]
+    load_cpu: usize,
+    /// Repeat a round up to this many times when other work disturbed it (see --max-other).
+    #[arg(long, default_value_t = 2)]
+    retry_noisy: usize,
+    /// A round is disturbed when anything but the server and the load generator used at least
+    /// this many cores during it.
+    #[arg(long, default_value_t = 0.1)]
+    max_other: f64,
+    /// Do not pin with taskset.
+    #[arg(long)]
+    no_pin: bool,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "target/bench/report.json")]
+    out: PathBuf,
+}
+
+/// A benchmark case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Case {
+    /// `echo`, JSON response.
+    Echo,
+    /// `progress_echo` with a progress token: 10 progress notifications over SSE, then the result.
+    Progress,
+}
+
+impl Case {
+    fn name(self) -> &'static str {
+        match self {
+            Case::Echo => "echo",
+            Case::Progress => "progress",
+        }
+    }
+    fn tool(self) -> &'static str {
+        match self {
+            Case::Echo => "echo",
+            Case::Progress => smcp_bench::wire::PROGRESS_TOOL,
+        }
+    }
+}
+
+/// The candidate server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Against {
+    /// The real server, `smcpd`.
+    Smcpd,
+    /// A second `bench-baseline` (to validate the harness; ratios should be ~1.0).
+    Baseline,
+}
+
+/// A running server, killed on drop.
+#[derive(Debug)]
+struct Server {
+    name: &'static str,
+    url: String,
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One measured round.
+#[derive(Debug)]
+struct Round {
+    report: LoadReport,
+    cpu_us_per_req: Option<f64>,
+    /// CPU used on the machine by anything but the server under test and the load generator
+    /// during the round, in cores (0.25 = a quarter of a core). Approximate (tick-based).
+    other_cores: Option<f64>,
+}
+
+/// Targets: (case, concurrency, metric, bound). Ratios are candidate / baseline.
+const TARGETS: &[(Case, usize, Metric, f64)] = &[
+    (Case::Echo, 16, Metric::RpsAtLeast, 0.80),
+    (Case::Echo, 16, Metric::P99AtMost, 1.5),
+    (Case::Echo, 64, Metric::RpsAtLeast, 0.80),
+    (Case::Echo, 64, Metric::P99AtMost, 1.5),
+    (Case::Progress, 16, Metric::RpsAtLeast, 0.60),
+    (Case::Progress, 64, Metric::RpsAtLeast, 0.60),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Metric {
+    RpsAtLeast,
+    P99AtMost,
+}
+
+fn main() {
+    match run() {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("bench-driver: FAILED: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let mut args = Args::parse();
+    if args.quick {
+        args.rounds = 1;
+        args.duration = 1.0;
+        args.warmup = 0.25;
+        args.concurrency = vec![1, 16];
+    }
+    if args.rounds == 0 || args.concurrency.is_empty() || args.cases.is_empty() {
+        bail!("nothing to run: need --rounds ≥ 1, a concurrency and a case");
+    }
+    let dir = std::env::current_exe()?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let baseline_bin = args
+        .baseline
+        .clone()
+        .unwrap_or_else(|| dir.join("bench-baseline"));
+    let load_bin = args.load.clone().unwrap_or_else(|| dir.join("smcp-load"));
+    let smcpd_bin = args.smcpd.clone().unwrap_or_else(|| dir.join("smcpd"));
+    let (cand_name, cand_bin) = match args.against {
+        Against::Smcpd => ("smcpd", smcpd_bin),
+        Against::Baseline => ("baseline-b", baseline_bin.clone()),
+    };
+    for bin in [&baseline_bin, &load_bin, &cand_bin] {
+        if !bin.is_file() {
+            bail!("{} not found (build it first)", bin.display());
+        }
+    }
+
+    let pin = !args.no_pin && pinning_works(args.server_cpu, args.load_cpu);
+    let server_pin = pin.then_some(args.server_cpu);
+    let load_pin = pin.then_some(args.load_cpu);
+    if !pin && !args.no_pin {
+        eprintln!("bench-driver: taskset unavailable or fewer than 2 CPUs: running unpinned");
+    }
+    let log_dir = args.out.parent().map(Path::to_path_buf).unwrap_or_default();
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+
+    let baseline = start_server("baseline", &baseline_bin, server_pin, &log_dir)?;
+    let candidate = start_server(cand_name, &cand_bin, server_pin, &log_dir)?;
+    eprintln!(
+        "bench-driver: {} at {}, {} at {}; pinned: {pin}; {} round(s) × {} s (+{} s warm-up)",
+        baseline.name,
+        baseline.url,
+        candidate.name,
+        candidate.url,
+        args.rounds,
+        args.duration,
+        args.warmup
+    );
+
+    // Same request to both servers: do they write the same bytes?
+    let mut bytes_match = serde_json::Map::new();
+    for &case in &args.cases {
+        let a = dump(&load_bin, &baseline.url, case)?;
+        let b = dump(&load_bin, &candidate.url, case)?;
+        let diff = first_difference(&a, &b);
+        if let Some(d) = &diff {
+            eprintln!(
+                "bench-driver: {} bodies differ ({} vs {}): {d}",
+                case.name(),
+                baseline.name,
+                candidate.name
+            );
+        }
+        bytes_match.insert(
+            case.name().to_owned(),
+            json!({"match": diff.is_none(), "first_difference": diff,
+                   "baseline_len": a.len(), "candidate_len": b.len()}),
+        );
+    }
+
+    let servers = [&baseline, &candidate];
+    let mut results = Vec::new(); // (case, conc, server index, rounds)
+    let mut failures = Vec::new();
+    for &case in &args.cases {
+        for &conc in &args.concurrency {
+            let mut rounds: [Vec<Round>; 2] = [Vec::new(), Vec::new()];
+            for r in 0..args.rounds {
+                for (i, server) in servers.iter().enumerate() {
+                    eprintln!(
+                        "bench-driver: {} c={conc} round {}/{} {}",
+                        case.name(),
+                        r + 1,
+                        args.rounds,
+                        server.name
+                    );
+                    match measure_quietly(&args, &load_bin, load_pin, server, case, conc) {
+                        Ok(round) => rounds[i].push(round),
+                        Err(e) => {
+                            eprintln!("bench-driver: run failed: {e:#}");
+                            failures.push(format!(
+                                "{} c={conc} {} round {}: {e:#}",
+                                case.name(),
+                                server.name,
+                                r + 1
+                            ));
+                        }
+                    }
+                }
+            }
+            results.push((case, conc, rounds));
+        }
+    }
+    drop(candidate);
+    drop(baseline);
+
+    let report = summarise(&args, cand_name, pin, bytes_match, &results, &failures);
+    print_table(&report);
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&report)?)
+        .with_context(|| format!("writing {}", args.out.display()))?;
+    println!("report: {}", args.out.display());
+    if !failures.is_empty() {
+        bail!("{} run(s) failed: {}", failures.len(), failures.join("; "));
+    }
+    Ok(())
+}
+
+/// Whether `taskset` can pin to both CPUs (and there are two distinct CPUs to use).
+fn pinning_works(server_cpu: usize, load_cpu: usize) -> bool {
+    if server_cpu == load_cpu {
+        return false;
+    }
+    [server_cpu, load_cpu].iter().all(|cpu| {
+        Command::new("taskset")
+            .args(["-c", &cpu.to_string(), "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+fn command(bin: &Path, cpu: Option<usize>) -> Command {
+    match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.arg("-c").arg(cpu.to_string()).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    }
+}
+
+/// A loopback port that was free a moment ago.
+fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Starts a server with `--listen 127.0.0.1:PORT` and waits for its
+/// `listening on http://…/mcp` line. Its stderr goes to `<log_dir>/<name>.log`.
+fn start_server(
+    name: &'static str,
+    bin: &Path,
+    cpu: Option<usize>,
+    log_dir: &Path,
+) -> anyhow::Result<Server> {
+    let port = free_port()?;
+    let log_path = log_dir.join(format!("{name}.log"));
+    let log = std::fs::File::create(&log_path)?;
+    let mut child = command(bin, cpu)
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        // Forward the ready line, then keep draining so the server never blocks on a full pipe.
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if !sent && let Some(pos) = line.find("listening on http://") {
+                let url = line[pos + "listening on ".len()..].trim().to_owned();
+                sent = tx.send(url).is_ok();
+            }
+        }
+    });
+    let mut server = Server {
+        name,
+        url: String::new(),
+        child,
+    };
+    match rx.recv_timeout(Duration::from_secs(15)) {
+        Ok(url) => {
+            server.url = url;
+            Ok(server)
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => bail!(
+            "{name} ({}) closed its stdout (exited?) without printing `listening on http://…`; see {}",
+            bin.display(),
+            log_path.display()
+        ),
+        Err(mpsc::RecvTimeoutError::Timeout) => bail!(
+            "{name} ({}) did not print `listening on http://…` within 15 s; see {}",
+            bin.display(),
+            log_path.display()
+        ),
+    }
+}
+
+/// One request to `url`, returning the raw response body.
+fn dump(load_bin: &Path, url: &str, case: Case) -> anyhow::Result<Vec<u8>> {
+    let out = Command::new(load_bin)
+        .args([
+            "--url",
+            url,
+            "--dump",
+            "--threads",
+            "1",
+            "--tool",
+            case.tool(),
+        ])
+        .stderr(Stdio::piped())
+        .output()
+        .context("running smcp-load --dump")?;
+    if !out.status.success() {
+        bail!(
+            "{} request to {url} failed: {}",
+            case.name(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> Option<String> {
+    let at = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .or_else(|| (a.len() != b.len()).then_some(a.len().min(b.len())))?;
+    let ctx = |s: &[u8]| {
+        let start = at.saturating_sub(30);
+        let end = (at + 50).min(s.len());
+        String::from_utf8_lossy(&s[start.min(end)..end]).into_owned()
+    };
+    Some(format!(
+        "at byte {at}: baseline …{:?}… vs candidate …{:?}…",
+        ctx(a),
+        ctx(b)
+    ))
+}
+
+/// Runs [`measure`], repeating a round up to `--retry-noisy` times while other work on the
+/// machine used ≥ `--max-other` cores during it, and keeps the least disturbed attempt.
+fn measure_quietly(
+    args: &Args,
+    load_bin: &Path,
+    load_cpu: Option<usize>,
+    server: &Server,
+    case: Case,
+    conc: usize,
+) -> anyhow::Result<Round> {
+    let mut best = measure(args, load_bin, load_cpu, server, case, conc)?;
+    for _ in 0..args.retry_noisy {
+        let other = best.other_cores.unwrap_or(0.0);
+        if other < args.max_other {
+            break;
+        }
+        eprintln!("bench-driver:   other work used {other:.2} cores: repeating the round");
+        let again = measure(args, load_bin, load_cpu, server, case, conc)?;
+        if again.other_cores.unwrap_or(0.0) < other {
+            best = again;
+        }
+    }
+    Ok(best)
+}
+
+/// Runs one round of load against `server`, sampling its CPU time around the run.
+fn measure(
+    args: &Args,
+    load_bin: &Path,
+    load_cpu: Option<usize>,
+    server: &Server,
+    case: Case,
+    conc: usize,
+) -> anyhow::Result<Round> {
+    let pid = server.child.id();
+    let cpu0 = cpu_time_us(pid).with_context(|| format!("{} is not running", server.name))?;
+    let busy0 = system_busy_us();
+    let wall0 = Instant::now();
+    let out = command(load_bin, load_cpu)
+        .args(["--url", &server.url, "--tool", case.tool()])
+        .args(["-c", &conc.to_string()])
+        .args(["--duration", &args.duration.to_string()])
+        .args(["--warmup", &args.warmup.to_string()])
+        .stderr(Stdio::piped())
+        .output()
+        .context("running smcp-load")?;
+    let cpu1 = cpu_time_us(pid).with_context(|| format!("{} died during the run", server.name))?;
+    let busy1 = system_busy_us();
+    let wall = wall0.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    let report: LoadReport = serde_json::from_str(line).with_context(|| {
+        format!(
+            "smcp-load printed no report (exit {}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    if !out.status.success() || !report.valid {
+        bail!(
+            "invalid run: {} error(s), first: {}",
+            report.errors,
+            report.first_error.as_deref().unwrap_or("none")
+        );
+    }
+    let cpu_us_per_req =
+        (report.requests_total > 0).then(|| (cpu1 - cpu0) as f64 / report.requests_total as f64);
+    let other_cores = match (busy0, busy1) {
+        (Some(a), Some(b)) if wall > 0.0 => {
+            let other =
+                b.saturating_sub(a) as f64 - (cpu1 - cpu0) as f64 - report.load_cpu_us as f64;
+            Some((other / 1e6 / wall).max(0.0))
+        }
+        _ => None,
+    };
+    Ok(Round {
+        report,
+        cpu_us_per_req,
+        other_cores,
+    })
+}
+
+fn med(rounds: &[Round], f: impl Fn(&Round) -> Option<f64>) -> Option<f64> {
+    median(&rounds.iter().filter_map(f).collect::<Vec<_>>())
+}
+
+fn summarise(
+    args: &Args,
+    cand_name: &str,
+    pinned: bool,
+    bytes_match: serde_json::Map<String, Value>,
+    results: &[(Case, usize, [Vec<Round>; 2])],
+    failures: &[String],
+) -> Value {
+    let names = ["baseline", cand_name];
+    let mut rows = Vec::new();
+    let mut ratios = Vec::new();
+    for (case, conc, rounds) in results {
+        let mut medians = [None, None];
+        for (i, rs) in rounds.iter().enumerate() {
+            let m = json!({
+                "rps": med(rs, |r| Some(r.report.rps)),
+                "p50_us": med(rs, |r| Some(r.report.p50_us)),
+                "p99_us": med(rs, |r| Some(r.report.p99_us)),
+                "max_us": med(rs, |r| Some(r.report.max_us)),
+                "cpu_us_per_req": med(rs, |r| r.cpu_us_per_req),
+                "load_cpu_util": med(rs, |r| Some(r.report.load_cpu_util)),
+                "other_cores": med(rs, |r| r.other_cores),
+                "other_cores_max": rs.iter().filter_map(|r| r.other_cores).reduce(f64::max),
+            });
+            rows.push(json!({
+                "case": case.name(), "concurrency": conc, "server": names[i],
+                "median": m.clone(),
+                "rounds": rs.iter().map(|r| json!({
+                    "load": r.report, "cpu_us_per_req": r.cpu_us_per_req,
+                    "other_cores": r.other_cores,
+                })).collect::<Vec<_>>(),
+            }));
+            medians[i] = Some(m);
+        }
+        let ratio = |key: &str| -> Option<f64> {
+            let b = medians[0].as_ref()?.get(key)?.as_f64()?;
+            let c = medians[1].as_ref()?.get(key)?.as_f64()?;
+            (b > 0.0).then_some(c / b)
+        };
+        ratios.push(json!({
+            "case": case.name(), "concurrency": conc,
+            "rps": ratio("rps"), "p99": ratio("p99_us"), "cpu_us_per_req": ratio("cpu_us_per_req"),
+        }));
+    }
+    let targets: Vec<Value> = TARGETS
+        .iter()
+        .map(|&(case, conc, metric, bound)| {
+            let (key, what) = match metric {
+                Metric::RpsAtLeast => ("rps", format!("req/s ratio ≥ {bound:.2}")),
+                Metric::P99AtMost => ("p99", format!("p99 ratio ≤ {bound:.2}")),
+            };
+            let value = ratios
+                .iter()
+                .find(|r| r["case"] == case.name() && r["concurrency"] == conc)
+                .and_then(|r| r[key].as_f64());
+            let verdict = match (value, metric) {
+                (None, _) => "not measured",
+                (Some(v), Metric::RpsAtLeast) if v >= bound => "PASS",
+                (Some(v), Metric::P99AtMost) if v <= bound => "PASS",
+                (Some(_), _) => "MISS",
+            };
+            json!({"case": case.name(), "concurrency": conc, "target": what,
+                   "value": value, "verdict": verdict})
+        })
+        .collect();
+    json!({
+        "candidate": cand_name,
+        "settings": {
+            "quick": args.quick, "rounds": args.rounds, "duration_s": args.duration,
+            "warmup_s": args.warmup, "concurrency": args.concurrency,
+            "retry_noisy": args.retry_noisy, "max_other_cores": args.max_other,
+            "pinned": pinned, "server_cpu": args.server_cpu, "load_cpu": args.load_cpu,
+        },
+        "bytes_match": Value::Object(bytes_match),
+        "results": rows,
+        "ratios": ratios,
+        "targets": targets,
+        "failures": failures,
+        "valid": failures.is_empty(),
+    })
+}
+
+fn fmt(v: &Value, decimals: usize) -> String {
+    v.as_f64()
+        .map_or_else(|| "-".to_owned(), |x| format!("{x:.decimals$}"))
+}
+
+fn print_table(report: &Value) {
+    let empty = Vec::new();
+    let rows = report["results"].as_array().unwrap_or(&empty);
+    let ratios = report["ratios"].as_array().unwrap_or(&empty);
+    println!(
+        "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>8} {:>8}",
+        "case",
+        "conc",
+        "server",
+        "req/s",
+        "p50 µs",
+        "p99 µs",
+        "CPU µs/req",
+        "load",
+        "other",
+        "×req/s",
+        "×p99"
+    );
+    let mut load_bound = false;
+    let mut noisy = false;
+    let max_other = report["settings"]["max_other_cores"]
+        .as_f64()
+        .unwrap_or(0.1);
+    for row in rows {
+        let m = &row["median"];
+        let (rr, pr) = if row["server"] == "baseline" {
+            (String::new(), String::new())
+        } else {
+            let r = ratios
+                .iter()
+                .find(|r| r["case"] == row["case"] && r["concurrency"] == row["concurrency"]);
+            r.map_or_else(Default::default, |r| (fmt(&r["rps"], 2), fmt(&r["p99"], 2)))
+        };
+        let util = m["load_cpu_util"].as_f64().unwrap_or(0.0);
+        load_bound |= util >= 0.9;
+        noisy |= m["other_cores_max"].as_f64().unwrap_or(0.0) >= max_other;
+        println!(
+            "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>8} {:>8}",
+            row["case"].as_str().unwrap_or("?"),
+            row["concurrency"].as_u64().unwrap_or(0),
+            row["server"].as_str().unwrap_or("?"),
+            fmt(&m["rps"], 0),
+            fmt(&m["p50_us"], 1),
+            fmt(&m["p99_us"], 1),
+            fmt(&m["cpu_us_per_req"], 2),
+            format!("{:.0}", util * 100.0),
+            fmt(&m["other_cores"], 2),
+            rr,
+            pr
+        );
+    }
+    println!(
+        "(medians of {} round(s); ratios are {}/baseline; `load` = CPU share of the load generator's \
+         core; `other` = cores used by anything else on the machine during the round)",
+        report["settings"]["rounds"],
+        report["candidate"].as_str().unwrap_or("?")
+    );
+    if load_bound {
+        println!(
+            "note: the load generator used ≥ 90% of its core in some rows: there the baseline's \
+             req/s is a floor, not the ceiling, and req/s ratios are flattered; compare CPU µs/req."
+        );
+    }
+    if noisy {
+        println!(
+            "note: other work used ≥ --max-other cores during some rounds even after retries (see `other`, and \
+             `other_cores_max` in the JSON): those figures are disturbed; rerun on a quiet machine."
+        );
+    }
+    if let Some(bm) = report["bytes_match"].as_object() {
+        for (case, v) in bm {
+            println!(
+                "bytes {case}: {}",
+                if v["match"] == true {
+                    "identical".to_owned()
+                } else {
+                    format!("DIFFER {}", v["first_difference"].as_str().unwrap_or(""))
+                }
+            );
+        }
+    }
+    println!("targets (informational):");
+    for t in report["targets"].as_array().unwrap_or(&empty) {
+        println!(
+            "  {:<9} c={:<3} {:<22} {:>6}  {}",
+            t["case"].as_str().unwrap_or("?"),
+            t["concurrency"].as_u64().unwrap_or(0),
+            t["target"].as_str().unwrap_or("?"),
+            fmt(&t["value"], 2),
+            t["verdict"].as_str().unwrap_or("?")
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! `smcp-load`: a load generator for MCP 2026-07-28 `tools/call` over Streamable HTTP.
+//!
+//! Opens `-c` HTTP/1.1 keep-alive connections to a loopback URL; each runs requests
+//! back-to-back. After a warm-up it records every request's latency for `--duration` seconds
+//! (or until `--requests` have completed), reads every body to the end, checks status 200 and
+//! a final `"result"` (and, for the progress case, the number of progress notifications),
+//! and prints one JSON line ([`smcp_bench::report::LoadReport`]). Any error makes the run
+//! invalid: the line says `"valid":false` and the exit status is 1.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a CLI binary reports on stdout/stderr"
+)]
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use clap::Parser;
+use http::{HeaderValue, Method, Request, StatusCode, header};
+use http_body_util::{BodyExt as _, Full};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+use smcp_bench::report::LoadReport;
+use smcp_bench::stats::LatencySummary;
+use smcp_bench::target::{Target, parse_loopback_url};
+use smcp_bench::wire::{self, BodyCheck, PROGRESS_EVENTS, PROGRESS_TOOL};
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+/// Command line of `smcp-load`.
+#[derive(Debug, Parser)]
+#[command(
+    version,
+    about = "Load generator for MCP 2026-07-28 tools/call (loopback only)"
+)]
+struct Args {
+    /// Target URL; must be http:// on a loopback address.
+    #[arg(long, default_value = "http://127.0.0.1:8080/mcp")]
+    url: String,
+    /// Concurrent keep-alive connections, each running requests back-to-back (1..=1024).
+    #[arg(short = 'c', long, default_value_t = 16)]
+    connections: usize,
+    /// Measured duration in seconds, after the warm-up (at most 600). With --requests, a cap.
+    #[arg(short = 'd', long, default_value_t = 5.0)]
+    duration: f64,
+    /// Stop after this many measured requests instead (at most 100,000,000).
+    #[arg(short = 'n', long)]
+    requests: Option<u64>,
+    /// Warm-up in seconds before measuring (at most 60); its requests are not recorded.
+    #[arg(short = 'w', long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Tool to call.
+    #[arg(short = 't', long, default_value = "echo")]
+    tool: String,
+    /// Send a progressToken and expect 10 progress notifications (implied for progress_echo).
+    #[arg(long)]
+    progress: bool,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
+    /// Tokio worker threads; 0 = one per CPU this process may run on.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Send a single request and print the raw response body (for diffing servers).
+    #[arg(long)]
+    dump: bool,
+}
+
+/// Everything the connection tasks share.
+#[derive(Debug)]
+struct Plan {
+    target: Target,
+    tool: String,
+    tool_header: HeaderValue,
+    progress: bool,
+    timeout: Duration,
+    measure_start: Instant,
+    deadline: Instant,
+    /// Measured requests still to start in `--requests` mode (may go negative).
+    budget: Option<AtomicI64>,
+    next_id: AtomicU64,
+}
+
+/// What one connection task measured.
+#[derive(Debug, Default)]
+struct Tally {
+    latencies_ns: Vec<u64>,
+    ok_total: u64,
+    errors: u64,
+    first_error: Option<String>,
+    last_done: Option<Instant>,
+}
+
+/// Stop a connection after this many errors: the run is invalid anyway.
+const MAX_ERRORS_PER_CONN: u64 = 100;
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let target = parse_loopback_url(&args.url).map_err(anyhow::Error::msg)?;
+    if !(1..=1024).contains(&args.connections) {
+        bail!("--connections must be in 1..=1024");
+    }
+    if !(args.duration > 0.0 && args.duration <= 600.0) {
+        bail!("--duration must be in (0, 600] seconds");
+    }
+    if !(0.0..=60.0).contains(&args.warmup) {
+        bail!("--warmup must be in [0, 60] seconds");
+    }
+    if args.requests.is_some_and(|n| n == 0 || n > 100_000_000) {
+        bail!("--requests must be in 1..=100000000");
+    }
+    if !(args.timeout > 0.0 && args.timeout <= 600.0) {
+        bail!("--timeout must be in (0, 600] seconds");
+    }
+    let threads = match args.threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    let rt = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?
+    };
+    if args.dump {
+        return rt.block_on(dump(&args, target));
+    }
+    let report = rt.block_on(run(&args, target))?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &report)?;
+    writeln!(out)?;
+    out.flush()?;
+    if !report.valid {
+        if let Some(e) = &report.first_error {
+            eprintln!("smcp-load: {} error(s); first: {e}", report.errors);
+        } else {
+            eprintln!("smcp-load: no request completed");
+        }
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn plan(args: &Args, target: Target, warmup: Duration, duration: Duration) -> anyhow::Result<Plan> {
+    let now = Instant::now();
+    Ok(Plan {
+        target,
+        tool_header: HeaderValue::from_str(&args.tool)
+            .context("tool name is not a valid header value")?,
+        tool: args.tool.clone(),
+        progress: args.progress || args.tool == PROGRESS_TOOL,
+        timeout: Duration::from_secs_f64(args.timeout),
+        measure_start: now + warmup,
+        deadline: now + warmup + duration,
+        budget: args
+            .requests
+            .map(|n| AtomicI64::new(i64::try_from(n).unwrap_or(i64::MAX))),
+        next_id: AtomicU64::new(1),
+    })
+}
+
+async fn dump(args: &Args, target: Target) -> anyhow::Result<()> {
+    let plan = plan(args, target, Duration::ZERO, Duration::from_secs(1))?;
+    let mut sender = connect(&plan).await?;
+    let (status, body) = call(&plan, &mut sender).await?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&body)?;
+    out.flush()?;
+    if status != StatusCode::OK {
+        bail!("status {status}");
+    }
+    Ok(())
+}
+
+async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
+    let warmup = Duration::from_secs_f64(args.warmup);
+    let duration = Duration::from_secs_f64(args.duration);
+    let plan = Arc::new(plan(args, target, warmup, duration)?);
+    let cpu0 = smcp_bench::procstat::cpu_time_us(std::process::id());
+    let wall0 = Instant::now();
+    let mut tasks = Vec::with_capacity(args.connections);
+    for _ in 0..args.connections {
+        let plan = Arc::clone(&plan);
+        tasks.push(tokio::spawn(async move { connection(&plan).await }));
+    }
+    let mut all = Tally::default();
+    for t in tasks {
+        let tally = t.await.context("connection task panicked")?;
+        all.latencies_ns.extend_from_slice(&tally.latencies_ns);
+        all.ok_total += tally.ok_total;
+        all.errors += tally.errors;
+        if all.first_error.is_none() {
+            all.first_error = tally.first_error;
+        }
+        all.last_done = all.last_done.max(tally.last_done);
+    }
+    let wall = wall0.elapsed().as_secs_f64();
+    let cpu1 = smcp_bench::procstat::cpu_time_us(std::process::id());
+    let load_cpu_us = match (cpu0, cpu1) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => 0,
+    };
+    let load_cpu_util = if wall > 0.0 {
+        load_cpu_us as f64 / 1e6 / wall
+    } else {
+        0.0
+    };
+    let measured = if plan.budget.is_some() {
+        all.last_done.map_or(0.0, |t| {
+            t.saturating_duration_since(plan.measure_start)
+                .as_secs_f64()
+        })
+    } else {
+        duration.as_secs_f64()
+    };
+    let requests = all.latencies_ns.len() as u64;
+    let lat = LatencySummary::from_nanos(&mut all.latencies_ns);
+    let rps = if measured > 0.0 {
+        requests as f64 / measured
+    } else {
+        0.0
+    };
+    Ok(LoadReport {
+        url: args.url.clone(),
+        tool: plan.tool.clone(),
+        progress: plan.progress,
+        connections: args.connections,
+        duration_s: measured,
+        requests,
+        requests_total: all.ok_total,
+        errors: all.errors,
+        first_error: all.first_error,
+        rps,
+        p50_us: lat.map_or(0.0, |l| l.p50_us),
+        p90_us: lat.map_or(0.0, |l| l.p90_us),
+        p99_us: lat.map_or(0.0, |l| l.p99_us),
+        max_us: lat.map_or(0.0, |l| l.max_us),
+        mean_us: lat.map_or(0.0, |l| l.mean_us),
+        load_cpu_util,
+        load_cpu_us,
+        valid: all.errors == 0 && requests > 0,
+    })
+}
+
+/// One keep-alive connection running requests back-to-back until the plan says stop.
+async fn connection(plan: &Plan) -> Tally {
+    let mut tally = Tally::default();
+    let mut sender: Option<SendRequest<Full<Bytes>>> = None;
+    loop {
+        let t0 = Instant::now();
+        if t0 >= plan.deadline || tally.errors >= MAX_ERRORS_PER_CONN {
+            break;
+        }
+        let measuring = t0 >= plan.measure_start;
+        if measuring
+            && let Some(budget) = &plan.budget
+            && budget.fetch_sub(1, Ordering::Relaxed) <= 0
+        {
+            break;
+        }
+        let result = async {
+            if sender.is_none() {
+                sender = Some(connect(plan).await?);
+            }
+            match sender.as_mut() {
+                Some(s) => call(plan, s).await,
+                None => bail!("no connection"),
+            }
+        }
+        .await;
+        let t1 = Instant::now();
+        let outcome = result.and_then(|(status, body)| {
+            if status != StatusCode::OK {
+                bail!("status {status}: {}", String::from_utf8_lossy(&body));
+            }
+            let expect = plan.progress.then_some(PROGRESS_EVENTS as usize);
+            match wire::check_body(&body, expect) {
+                BodyCheck::Ok => Ok(()),
+                bad => bail!("{bad:?}: {}", String::from_utf8_lossy(&body)),
+            }
+        });
+        match outcome {
+            Ok(()) => {
+                tally.ok_total += 1;
+                if measuring && (plan.budget.is_some() || t1 <= plan.deadline) {
+                    tally
+                        .latencies_ns
+                        .push(u64::try_from((t1 - t0).as_nanos()).unwrap_or(u64::MAX));
+                    tally.last_done = Some(t1);
+                }
+            }
+            Err(e) => {
+                tally.errors += 1;
+                if tally.first_error.is_none() {
+                    tally.first_error = Some(format!("{e:#}"));
+                }
+                // Start over on a fresh connection; pause so a dead server is not hammered.
+                sender = None;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+    tally
+}
+
+async fn connect(plan: &Plan) -> anyhow::Result<SendRequest<Full<Bytes>>> {
+    let stream = tokio::time::timeout(plan.timeout, TcpStream::connect(plan.target.addr))
+        .await
+        .context("connect timed out")?
+        .with_context(|| format!("connecting to {}", plan.target.addr))?;
+    stream.set_nodelay(true)?;
+    let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(async move {
+        // The error, if any, surfaces on the next send_request.
+        let _ = conn.await;
+    });
+    Ok(sender)
+}
+
+/// Sends one `tools/call` and reads the whole response body.
+async fn call(
+    plan: &Plan,
+    sender: &mut SendRequest<Full<Bytes>>,
+) -> anyhow::Result<(StatusCode, Bytes)> {
+    let id = plan.next_id.fetch_add(1, Ordering::Relaxed);
+    let body = wire::tools_call_body(id, &plan.tool, plan.progress.then_some(id));
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri(plan.target.path.as_str())
+        .header(header::HOST, plan.target.authority.as_str())
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
+        .header(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        )
+        .header(
+            "mcp-protocol-version",
+            HeaderValue::from_static(wire::PROTOCOL_VERSION),
+        )
+        .header("mcp-method", HeaderValue::from_static("tools/call"))
+        .header("mcp-name", plan.tool_header.clone())
+        .body(Full::new(Bytes::from(body)))?;
+    let exchange = async {
+        sender.ready().await?;
+        let resp = sender.send_request(req).await?;
+        let status = resp.status();
+        let body = resp.into_body().collect().await?.to_bytes();
+        anyhow::Ok((status, body))
+    };
+    tokio::time::timeout(plan.timeout, exchange)
+        .await
+        .context("request timed out")?
+}
