@@ -1,7 +1,11 @@
 //! JSON vs SSE selection, progress and logging opt-in, and cancellation when the client
 //! closes the response stream (REQUIREMENTS A1 items 6, 7, 10, 15; A9; A10).
 
-#![allow(clippy::needless_pass_by_value)]
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 mod common;
 
@@ -50,7 +54,11 @@ async fn progress_switches_the_response_to_sse() {
         "probe"
     );
     // No log level was requested, so no notifications/message was sent.
-    assert!(messages.iter().all(|m| m["method"] != "notifications/message"));
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["method"] != "notifications/message")
+    );
 }
 
 #[tokio::test]
@@ -132,7 +140,11 @@ async fn log_messages_only_when_the_request_asks() {
     // A stricter level filters the info message out.
     b["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("error");
     let messages = call(&svc, &b).await.sse_messages();
-    assert!(messages.iter().all(|m| m["method"] != "notifications/message"));
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["method"] != "notifications/message")
+    );
 }
 
 #[tokio::test]
@@ -182,12 +194,19 @@ fn cancellable_server(observed: Arc<Notify>) -> smcp_server::McpService {
 async fn closing_the_stream_cancels_the_handler() {
     let observed = Arc::new(Notify::new());
     let svc = cancellable_server(observed.clone());
-    let b = with_progress_token(body(json!(1), "tools/call", json!({"name": "wait"})), json!("t"));
+    let b = with_progress_token(
+        body(json!(1), "tools/call", json!({"name": "wait"})),
+        json!("t"),
+    );
     let response = svc.handle(request(&b).body(full(&b)).unwrap()).await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let mut body = response.into_body();
     let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-    assert!(std::str::from_utf8(&first).unwrap().contains("notifications/progress"));
+    assert!(
+        std::str::from_utf8(&first)
+            .unwrap()
+            .contains("notifications/progress")
+    );
     // The client goes away.
     drop(body);
     tokio::time::timeout(Duration::from_secs(5), observed.notified())

@@ -1,7 +1,11 @@
 //! The real `smcpd` binary on port 0, spoken to with raw HTTP/1.1 over TCP (the mini-redis
 //! style: assert on the wire, not on the library).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value
+)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -20,7 +24,12 @@ struct Smcpd {
 impl Smcpd {
     fn start() -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
-            .args(["--listen", "127.0.0.1:0", "--log", "smcpd=info,smcp_server=info"])
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--log",
+                "smcpd=info,smcp_server=info",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -102,14 +111,31 @@ async fn roundtrip(addr: SocketAddr, raw: &[u8]) -> String {
 #[tokio::test]
 async fn serves_discover_and_tools_over_the_wire() {
     let server = Smcpd::start();
-    let resp = roundtrip(server.addr, &request_bytes(&mcp(json!(1), "server/discover", json!({})), &[])).await;
+    let resp = roundtrip(
+        server.addr,
+        &request_bytes(&mcp(json!(1), "server/discover", json!({})), &[]),
+    )
+    .await;
     assert!(resp.starts_with("HTTP/1.1 200 OK\r\n"), "{resp}");
-    assert!(resp.contains("\"supportedVersions\":[\"2026-07-28\"]"), "{resp}");
-    assert!(resp.contains("\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\""), "{resp}");
+    assert!(
+        resp.contains("\"supportedVersions\":[\"2026-07-28\"]"),
+        "{resp}"
+    );
+    assert!(
+        resp.contains("\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\""),
+        "{resp}"
+    );
 
-    let call = mcp(json!("c"), "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}}));
+    let call = mcp(
+        json!("c"),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
     let resp = roundtrip(server.addr, &request_bytes(&call, &[])).await;
-    assert!(resp.contains("\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]"), "{resp}");
+    assert!(
+        resp.contains("\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]"),
+        "{resp}"
+    );
 
     let resp = roundtrip(
         server.addr,
@@ -129,14 +155,22 @@ async fn oversized_headers_get_431() {
     let big = "x".repeat(100 * 1024);
     let body = mcp(json!(1), "server/discover", json!({}));
     let resp = roundtrip(server.addr, &request_bytes(&body, &[("X-Big", &big)])).await;
-    assert!(resp.starts_with("HTTP/1.1 431"), "{}", &resp[..resp.len().min(200)]);
+    assert!(
+        resp.starts_with("HTTP/1.1 431"),
+        "{}",
+        &resp[..resp.len().min(200)]
+    );
     server.stop();
 }
 
 #[tokio::test]
 async fn closing_the_connection_cancels_a_streaming_call() {
     let server = Smcpd::start();
-    let mut call = mcp(json!(9), "tools/call", json!({"name": "count", "arguments": {"to": 50, "delay_ms": 50}}));
+    let mut call = mcp(
+        json!(9),
+        "tools/call",
+        json!({"name": "count", "arguments": {"to": 50, "delay_ms": 50}}),
+    );
     call["params"]["_meta"]["progressToken"] = json!("p");
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     stream.write_all(&request_bytes(&call, &[])).await.unwrap();
