@@ -13,8 +13,8 @@ use smcp_proto::content::{BlobResourceContents, ContentBlock, TextResourceConten
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
 use smcp_proto::server::tools::CallToolResult;
 use smcp_server::{
-    BuildError, Completion, HandlerError, LogLevel, Server, ServerBuilder, mrtr, prompt, resource,
-    resource_template, tool,
+    BuildError, Change, Completion, HandlerError, LogLevel, Server, ServerBuilder, mrtr, prompt,
+    resource, resource_template, tool,
 };
 
 /// A 1×1 PNG, as the suite's reference server uses.
@@ -197,6 +197,35 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     let region = call.str_arg("region").unwrap_or_default().to_owned();
                     ok(CallToolResult::text(format!("region={region}")))
                 }),
+        )
+}
+
+/// Publishes `change` through the server's runtime API, as a real change would.
+fn trigger(call: &smcp_server::ToolCall, change: Change) -> Result<CallToolResult, HandlerError> {
+    let server = call
+        .ctx
+        .server()
+        .ok_or_else(|| HandlerError::failed("no server behind this request"))?;
+    let method = change.method();
+    server.publish(change);
+    ok(CallToolResult::text(format!("published {method}")))
+}
+
+/// The diagnostic hooks of the subscription checks: each fires a list-changed notification on
+/// every open listen stream that asked for it.
+pub fn with_triggers(builder: ServerBuilder) -> ServerBuilder {
+    builder
+        .tools_list_changed(true)
+        .prompts_list_changed(true)
+        .tool(
+            tool("test_trigger_tool_change")
+                .description("Publishes notifications/tools/list_changed")
+                .handler(|call| async move { trigger(&call, Change::ToolsListChanged) }),
+        )
+        .tool(
+            tool("test_trigger_prompt_change")
+                .description("Publishes notifications/prompts/list_changed")
+                .handler(|call| async move { trigger(&call, Change::PromptsListChanged) }),
         )
 }
 
@@ -499,5 +528,8 @@ pub fn server() -> Result<Server, BuildError> {
     let builder = Server::builder("smcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         .logging(true);
-    with_mrtr(with_prompts(with_resources(with_tools(builder)))).build()
+    with_mrtr(with_triggers(with_prompts(with_resources(with_tools(
+        builder,
+    )))))
+    .build()
 }

@@ -1,4 +1,4 @@
-//! Server settings: limits and caching hints. Every limit has a safe default.
+//! Server settings: limits, listen streams and caching hints. Every limit has a safe default.
 
 use std::time::Duration;
 
@@ -28,6 +28,42 @@ impl Default for Limits {
             event_buffer: 32,
             cancel_grace: Duration::from_secs(5),
             page_size: 100,
+        }
+    }
+}
+
+/// Bounds and timing of `subscriptions/listen` streams.
+///
+/// Every open stream costs one subscription on the change bus, a timer and the connection it
+/// holds, so both the total and the per-client-address count are capped. The per-address cap
+/// needs the peer address: [`crate::serve`] provides it, as does axum's
+/// `ConnectInfo<SocketAddr>`; when neither is present (the service driven in-process) only the
+/// total cap applies.
+#[derive(Debug, Clone)]
+pub struct ListenConfig {
+    /// Comment keep-alive (`:`) after this long without an event, so proxies and clients do
+    /// not time out a quiet stream. Default 15 s.
+    pub keep_alive: Duration,
+    /// Open listen streams on this instance; past it, 503. Default 20,000.
+    pub max_streams: usize,
+    /// Open listen streams per client IP address; past it, 429. Default 1,000.
+    pub max_streams_per_address: usize,
+    /// Undelivered `resources/updated` URIs a stream may queue; one more closes the stream
+    /// and drops the client's connection (it stopped reading). List-changed events coalesce
+    /// and never count. Default 64.
+    pub buffer: usize,
+    /// URIs in one request's `resourceSubscriptions`; more is −32602. Default 1,000.
+    pub max_resource_subscriptions: usize,
+}
+
+impl Default for ListenConfig {
+    fn default() -> Self {
+        Self {
+            keep_alive: Duration::from_secs(15),
+            max_streams: 20_000,
+            max_streams_per_address: 1_000,
+            buffer: 64,
+            max_resource_subscriptions: 1_000,
         }
     }
 }

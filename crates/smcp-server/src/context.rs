@@ -103,6 +103,16 @@ struct ContextInner {
     events: Option<EventSender>,
     last_progress: Mutex<Option<f64>>,
     cancel: CancellationToken,
+    server: ServerRef,
+}
+
+/// The server serving the request, without dumping its catalog into `Debug` output.
+struct ServerRef(Option<crate::Server>);
+
+impl std::fmt::Debug for ServerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Server" } else { "None" })
+    }
 }
 
 pub(crate) struct ContextParts {
@@ -113,6 +123,7 @@ pub(crate) struct ContextParts {
     pub(crate) logging_enabled: bool,
     pub(crate) events: Option<EventSender>,
     pub(crate) cancel: CancellationToken,
+    pub(crate) server: Option<crate::Server>,
 }
 
 impl RequestContext {
@@ -137,6 +148,7 @@ impl RequestContext {
                 events: parts.events,
                 last_progress: Mutex::new(None),
                 cancel: parts.cancel,
+                server: ServerRef(parts.server),
                 meta: parts.meta,
             }),
         }
@@ -158,7 +170,15 @@ impl RequestContext {
             logging_enabled: false,
             events: None,
             cancel,
+            server: None,
         })
+    }
+
+    /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
+    /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
+    /// [`crate::Server::notify_resource_updated`].
+    pub fn server(&self) -> Option<&crate::Server> {
+        self.inner.server.0.as_ref()
     }
 
     /// The JSON-RPC id of this request.

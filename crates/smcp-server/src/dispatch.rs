@@ -144,7 +144,7 @@ fn method_not_found(id: &RequestId, method: &str) -> Rejection {
 fn discover(inner: &Inner) -> Value {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(SUPPORTED_VERSIONS));
-    result.insert("capabilities".into(), inner.capabilities.clone());
+    result.insert("capabilities".into(), inner.catalog().capabilities.clone());
     if let Some(instructions) = &inner.instructions {
         result.insert("instructions".into(), json!(instructions));
     }

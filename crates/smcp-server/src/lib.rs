@@ -33,10 +33,13 @@
 //! |---|---|
 //! | [`server`] | the builder, the catalog, the handler traits of tools/resources/prompts/completion |
 //! | [`context`] | the per-request context: progress, logging, cancellation, client capabilities |
-//! | [`transport`] | the HTTP endpoint: validation pipeline, JSON/SSE responses, accept loop |
+//! | [`transport`] | the HTTP endpoint: validation pipeline, JSON/SSE responses, listen streams, accept loop |
 //! | `dispatch` | method routing and per-method rules |
 //! | [`security`] | Host/Origin allow-lists |
-//! | [`config`] | limits and caching hints |
+//! | [`config`] | limits, listen streams and caching hints |
+//!
+//! Runtime changes ([`Server::add_tool`], [`Server::notify_resource_updated`], …) are published
+//! on a [`ChangeBus`] (`smcp-bus`); every `subscriptions/listen` stream reads from the bus.
 //!
 //! Every request is served from the request alone plus the server's catalog: nothing is keyed
 //! by connection, so any number of instances can serve any request.
@@ -52,7 +55,7 @@ pub mod security;
 pub mod server;
 pub mod transport;
 
-pub use config::{CacheConfig, CacheHint, CacheScope, Limits};
+pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
 pub use context::{LogLevel, NotifyError, RequestContext};
 pub use error::BuildError;
 pub use security::{Principal, SecurityPolicy};
@@ -62,4 +65,5 @@ pub use server::prompts::{PromptGet, prompt};
 pub use server::resources::{ResourceRead, resource, resource_template};
 pub use server::tools::{ToolCall, tool};
 pub use server::{Server, ServerBuilder};
-pub use transport::{McpBody, McpService, ServeOptions, serve};
+pub use smcp_bus::{Change, ChangeBus, InProcessBus};
+pub use transport::{ConnectionInfo, McpBody, McpService, SERVER_BUSY, ServeOptions, serve};

@@ -8,7 +8,8 @@ use smcp_proto::content::TextResourceContents;
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
 use smcp_proto::server::tools::CallToolResult;
 use smcp_server::{
-    BuildError, Completion, HandlerError, LogLevel, SecurityPolicy, Server, prompt, resource, tool,
+    BuildError, Completion, HandlerError, ListenConfig, LogLevel, SecurityPolicy, Server, prompt,
+    resource, tool,
 };
 
 fn text_schema() -> serde_json::Value {
@@ -44,16 +45,82 @@ fn default_delay() -> u64 {
 
 const README: &str = "smcpd is the smcp reference server. Call `tools/list` to see its tools.";
 
+/// The URI of the clock resource, updated every second by [`run_clock`].
+pub const CLOCK_URI: &str = "smcp://clock";
+
+/// The tool `toggle_extra` adds and removes.
+const EXTRA_TOOL: &str = "extra";
+
+fn extra_tool() -> smcp_server::server::tools::ToolBuilder {
+    tool(EXTRA_TOOL)
+        .title("Extra")
+        .description("Present only while toggled on by toggle_extra.")
+        .handler(|_call| async { Ok(CallToolResult::text("the extra tool is here")) })
+}
+
 /// The demo server, with the given Host/Origin policy.
 pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
+    demo_server_with(security, ListenConfig::default())
+}
+
+/// The demo server with these listen-stream limits.
+///
+/// Things change at runtime so `subscriptions/listen` has something to show: the tool
+/// `toggle_extra` adds or removes the tool `extra` (`notifications/tools/list_changed`), and
+/// the resource `smcp://clock` changes every second while [`run_clock`] runs
+/// (`notifications/resources/updated`).
+pub fn demo_server_with(
+    security: SecurityPolicy,
+    listen: ListenConfig,
+) -> Result<Server, BuildError> {
     Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
         .instructions(
-            "Demo tools: echo, progress_echo, add, count (progress + cancellation). \
-             Resource smcp://readme. Prompt greet.",
+            "Demo tools: echo, progress_echo, add, count (progress + cancellation), \
+             toggle_extra (changes the tool list). Resources smcp://readme and smcp://clock \
+             (updated every second; subscribe with subscriptions/listen). Prompt greet.",
         )
         .security(security)
         .logging(true)
+        .tools_list_changed(true)
+        .resources_subscribe(true)
+        .listen(listen)
+        .tool(
+            tool("toggle_extra")
+                .title("Toggle the extra tool")
+                .description(
+                    "Adds the tool `extra`, or removes it if present; listeners that asked for \
+                     toolsListChanged are notified.",
+                )
+                .handler(|call| async move {
+                    let server = call
+                        .ctx
+                        .server()
+                        .ok_or_else(|| HandlerError::failed("no server behind this request"))?;
+                    if server.remove_tool(EXTRA_TOOL) {
+                        return Ok(CallToolResult::text("removed the extra tool"));
+                    }
+                    server
+                        .add_tool(extra_tool())
+                        .map_err(|e| HandlerError::failed(e.to_string()))?;
+                    Ok(CallToolResult::text("added the extra tool"))
+                }),
+        )
+        .resource(
+            resource(CLOCK_URI, "clock")
+                .title("Clock")
+                .description("Seconds since the Unix epoch; updated every second.")
+                .mime_type("text/plain")
+                .handler(|read| async move {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_secs())
+                        .unwrap_or_default();
+                    let mut contents = TextResourceContents::new(read.uri, now.to_string());
+                    contents.mime_type = Some("text/plain".to_owned());
+                    Ok(vec![contents.into()])
+                }),
+        )
         .tool(
             tool("echo")
                 .title("Echo")
@@ -173,4 +240,15 @@ pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
             ))
         })
         .build()
+}
+
+/// Marks [`CLOCK_URI`] updated every `every`, forever; spawn it next to the server.
+pub async fn run_clock(server: Server, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        server.notify_resource_updated(CLOCK_URI);
+    }
 }

@@ -4,7 +4,7 @@
 
 pub mod demo;
 
-pub use demo::demo_server;
+pub use demo::{demo_server, demo_server_with, run_clock};
 
 /// Where `smcpd` listens when not told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8931";

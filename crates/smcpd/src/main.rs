@@ -9,7 +9,9 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use clap::Parser;
-use smcp_server::{SecurityPolicy, ServeOptions};
+use std::time::Duration;
+
+use smcp_server::{ListenConfig, SecurityPolicy, ServeOptions};
 
 /// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP).
 #[derive(Debug, Parser)]
@@ -24,6 +26,21 @@ struct Args {
     /// Extra browser origins accepted in the Origin header (loopback origins always are).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origins: Vec<String>,
+    /// Seconds of silence on a `subscriptions/listen` stream before a keep-alive comment.
+    #[arg(long, value_name = "SECS", default_value_t = 15)]
+    keep_alive_secs: u64,
+    /// Most `subscriptions/listen` streams open at once.
+    #[arg(long, value_name = "N", default_value_t = ListenConfig::default().max_streams)]
+    max_listen_streams: usize,
+    /// Most `subscriptions/listen` streams open at once from one client IP address.
+    #[arg(long, value_name = "N", default_value_t = ListenConfig::default().max_streams_per_address)]
+    max_listen_per_address: usize,
+    /// Seconds between updates of the `smcp://clock` resource (0 = never).
+    #[arg(long, value_name = "SECS", default_value_t = 1)]
+    clock_secs: u64,
+    /// Most connections served at once.
+    #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_connections)]
+    max_connections: usize,
     /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
     #[arg(long, env = "SMCPD_LOG", default_value = "info")]
     log: String,
@@ -43,7 +60,19 @@ async fn main() -> anyhow::Result<()> {
     for origin in &args.allow_origins {
         security = security.allow_origin(origin);
     }
-    let server = smcpd::demo_server(security)?;
+    let listen = ListenConfig {
+        keep_alive: Duration::from_secs(args.keep_alive_secs.max(1)),
+        max_streams: args.max_listen_streams,
+        max_streams_per_address: args.max_listen_per_address,
+        ..ListenConfig::default()
+    };
+    let server = smcpd::demo_server_with(security, listen)?;
+    if args.clock_secs > 0 {
+        tokio::spawn(smcpd::run_clock(
+            server.clone(),
+            Duration::from_secs(args.clock_secs),
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -56,7 +85,10 @@ async fn main() -> anyhow::Result<()> {
     smcp_server::serve(
         listener,
         server.service(),
-        ServeOptions::default(),
+        ServeOptions {
+            max_connections: args.max_connections,
+            ..ServeOptions::default()
+        },
         shutdown_signal(),
     )
     .await?;

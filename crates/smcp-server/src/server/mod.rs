@@ -2,12 +2,14 @@
 //!
 //! Built once with [`ServerBuilder`]; served by [`crate::McpService`]. The catalog sits behind
 //! a lock holding an `Arc` snapshot, so a request reads one consistent view and runtime changes
-//! never block a request in flight.
+//! (see `runtime.rs`: [`Server::add_tool`] and friends) swap in a new snapshot without
+//! blocking a request in flight.
 
 pub mod completion;
 pub mod handler;
 pub mod prompts;
 pub mod resources;
+mod runtime;
 pub mod tools;
 mod uri_template;
 
@@ -16,11 +18,14 @@ use std::sync::{Arc, RwLock};
 
 use serde_json::{Map, Value, json};
 
-use crate::config::{CacheConfig, Limits};
+use smcp_bus::{ChangeBus, InProcessBus};
+
+use crate::config::{CacheConfig, Limits, ListenConfig};
 use crate::error::BuildError;
 use crate::mrtr::{KeyRing, MrtrConfig, ReplayGuard};
 use crate::security::SecurityPolicy;
 use crate::transport::McpService;
+use crate::transport::listen::ListenRegistry;
 use completion::CompletionHandler;
 use prompts::{PromptBuilder, PromptEntry};
 use resources::{ResourceBuilder, ResourceEntry};
@@ -40,15 +45,42 @@ pub(crate) struct Inner {
     /// `{"io.modelcontextprotocol/serverInfo": Implementation}`, added to every result.
     pub(crate) result_meta: Value,
     pub(crate) instructions: Option<String>,
-    pub(crate) capabilities: Value,
+    pub(crate) features: Features,
     pub(crate) security: SecurityPolicy,
     pub(crate) limits: Limits,
+    pub(crate) listen: ListenConfig,
     pub(crate) cache: CacheConfig,
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) logging: bool,
     pub(crate) mrtr: MrtrConfig,
     pub(crate) replay: Option<Arc<dyn ReplayGuard>>,
+    /// Where runtime changes are published and where listen streams subscribe.
+    pub(crate) bus: Arc<dyn ChangeBus>,
+    /// Open listen streams of this instance: caps and shutdown.
+    pub(crate) listeners: Arc<ListenRegistry>,
+}
+
+/// The optional capabilities the application chose; the rest of `capabilities` follows from
+/// what the catalog holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Features {
+    pub(crate) tools_list_changed: bool,
+    pub(crate) prompts_list_changed: bool,
+    pub(crate) resources_list_changed: bool,
+    pub(crate) resources_subscribe: bool,
+    pub(crate) completions: bool,
+    pub(crate) logging: bool,
+}
+
+impl Features {
+    /// Whether `subscriptions/listen` has anything to deliver.
+    pub(crate) fn any_change_notifications(&self) -> bool {
+        self.tools_list_changed
+            || self.prompts_list_changed
+            || self.resources_list_changed
+            || self.resources_subscribe
+    }
 }
 
 impl std::fmt::Debug for dyn ReplayGuard {
@@ -63,9 +95,12 @@ impl std::fmt::Debug for dyn CompletionHandler {
     }
 }
 
-/// What the server offers, in registration order (the order `*/list` returns).
-#[derive(Debug, Default)]
+/// What the server offers, in registration order (the order `*/list` returns), and the
+/// `capabilities` object that follows from it.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Catalog {
+    /// `server/discover`'s `capabilities`, recomputed with every snapshot.
+    pub(crate) capabilities: Value,
     pub(crate) tools: Vec<Arc<ToolEntry>>,
     tool_index: HashMap<String, usize>,
     pub(crate) resources: Vec<Arc<ResourceEntry>>,
@@ -101,6 +136,52 @@ impl Catalog {
                 .and_then(|tpl| tpl.matches(uri))
                 .map(|vars| (t, vars))
         })
+    }
+
+    /// Recomputes `capabilities`: a kind is advertised when the catalog has items of it or the
+    /// application declared change notifications for it (a server that starts empty and adds
+    /// tools at runtime is still a tools server).
+    fn seal(&mut self, f: &Features) {
+        let mut caps = Map::new();
+        if !self.tools.is_empty() || f.tools_list_changed {
+            caps.insert(
+                "tools".into(),
+                flags(&[("listChanged", f.tools_list_changed)]),
+            );
+        }
+        if !self.resources.is_empty()
+            || !self.templates.is_empty()
+            || f.resources_list_changed
+            || f.resources_subscribe
+        {
+            caps.insert(
+                "resources".into(),
+                flags(&[
+                    ("subscribe", f.resources_subscribe),
+                    ("listChanged", f.resources_list_changed),
+                ]),
+            );
+        }
+        if !self.prompts.is_empty() || f.prompts_list_changed {
+            caps.insert(
+                "prompts".into(),
+                flags(&[("listChanged", f.prompts_list_changed)]),
+            );
+        }
+        if f.completions {
+            caps.insert("completions".into(), json!({}));
+        }
+        if f.logging {
+            caps.insert("logging".into(), json!({}));
+        }
+        self.capabilities = Value::Object(caps);
+    }
+
+    /// Rebuilds the name indexes after a removal.
+    fn reindex(&mut self) {
+        self.tool_index = index_of(&self.tools, |t| t.name.clone());
+        self.prompt_index = index_of(&self.prompts, |p| p.name.clone());
+        self.resource_index = index_of(&self.resources, |r| r.key.clone());
     }
 
     fn add_tool(&mut self, entry: ToolEntry) -> Result<(), BuildError> {
@@ -144,6 +225,21 @@ impl Catalog {
             )
         }
     }
+}
+
+/// `{"name": true, …}` for the flags that are set.
+fn flags(pairs: &[(&str, bool)]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(k, _)| ((*k).to_owned(), Value::Bool(true)))
+            .collect(),
+    )
+}
+
+fn index_of<T>(list: &[Arc<T>], key: impl Fn(&T) -> String) -> HashMap<String, usize> {
+    list.iter().enumerate().map(|(i, t)| (key(t), i)).collect()
 }
 
 fn insert<T>(
@@ -195,12 +291,14 @@ pub struct ServerBuilder {
     resources: Vec<ResourceBuilder>,
     prompts: Vec<PromptBuilder>,
     completion: Option<Arc<dyn CompletionHandler>>,
-    logging: bool,
+    features: Features,
     security: SecurityPolicy,
     limits: Limits,
+    listen: ListenConfig,
     cache: CacheConfig,
     mrtr: Option<MrtrConfig>,
     replay: Option<Arc<dyn ReplayGuard>>,
+    bus: Option<Arc<dyn ChangeBus>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -224,12 +322,14 @@ impl ServerBuilder {
             resources: Vec::new(),
             prompts: Vec::new(),
             completion: None,
-            logging: false,
+            features: Features::default(),
             security: SecurityPolicy::default(),
             limits: Limits::default(),
+            listen: ListenConfig::default(),
             cache: CacheConfig::default(),
             mrtr: None,
             replay: None,
+            bus: None,
         }
     }
 
@@ -294,7 +394,67 @@ impl ServerBuilder {
     /// Advertises `logging`, so handlers' `ctx.log()` reaches requests that ask for logs.
     #[must_use]
     pub fn logging(mut self, enabled: bool) -> Self {
-        self.logging = enabled;
+        self.features.logging = enabled;
+        self
+    }
+
+    /// Advertises `tools.listChanged`: listeners may opt into
+    /// `notifications/tools/list_changed`, sent when the tool set changes at runtime
+    /// ([`Server::add_tool`] and friends, or [`Server::publish`]). Also advertises `tools`
+    /// itself, even while the server has none yet.
+    ///
+    /// Runtime changes work without it (and are still published on the bus), but a client
+    /// can only opt into notifications the server advertises, so set it when tools change.
+    #[must_use]
+    pub fn tools_list_changed(mut self, enabled: bool) -> Self {
+        self.features.tools_list_changed = enabled;
+        self
+    }
+
+    /// Advertises `prompts.listChanged` (see [`ServerBuilder::tools_list_changed`]).
+    #[must_use]
+    pub fn prompts_list_changed(mut self, enabled: bool) -> Self {
+        self.features.prompts_list_changed = enabled;
+        self
+    }
+
+    /// Advertises `resources.listChanged` (see [`ServerBuilder::tools_list_changed`]).
+    #[must_use]
+    pub fn resources_list_changed(mut self, enabled: bool) -> Self {
+        self.features.resources_list_changed = enabled;
+        self
+    }
+
+    /// Advertises all three `listChanged` flags.
+    #[must_use]
+    pub fn list_changed(self, enabled: bool) -> Self {
+        self.tools_list_changed(enabled)
+            .prompts_list_changed(enabled)
+            .resources_list_changed(enabled)
+    }
+
+    /// Advertises `resources.subscribe`: listeners may name URIs in `resourceSubscriptions`
+    /// and receive `notifications/resources/updated` when the application calls
+    /// [`Server::notify_resource_updated`] for one of them or a sub-resource.
+    #[must_use]
+    pub fn resources_subscribe(mut self, enabled: bool) -> Self {
+        self.features.resources_subscribe = enabled;
+        self
+    }
+
+    /// The bus changes are published to and listen streams subscribe to. Default: a new
+    /// [`InProcessBus`] per server. Give several servers (or instances) one bus to share
+    /// notifications between them.
+    #[must_use]
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Limits and keep-alive of `subscriptions/listen` streams.
+    #[must_use]
+    pub fn listen(mut self, config: ListenConfig) -> Self {
+        self.listen = config;
         self
     }
 
@@ -354,22 +514,9 @@ impl ServerBuilder {
         for p in self.prompts {
             catalog.add_prompt(p.build()?)?;
         }
-        let mut caps = Map::new();
-        if !catalog.tools.is_empty() {
-            caps.insert("tools".into(), json!({}));
-        }
-        if !catalog.resources.is_empty() || !catalog.templates.is_empty() {
-            caps.insert("resources".into(), json!({}));
-        }
-        if !catalog.prompts.is_empty() {
-            caps.insert("prompts".into(), json!({}));
-        }
-        if self.completion.is_some() {
-            caps.insert("completions".into(), json!({}));
-        }
-        if self.logging {
-            caps.insert("logging".into(), json!({}));
-        }
+        let mut features = self.features;
+        features.completions = self.completion.is_some();
+        catalog.seal(&features);
         let mut result_meta = Map::new();
         result_meta.insert(
             smcp_proto::meta::SERVER_INFO.to_owned(),
@@ -379,15 +526,20 @@ impl ServerBuilder {
             inner: Arc::new(Inner {
                 result_meta: Value::Object(result_meta),
                 instructions: self.instructions,
-                capabilities: Value::Object(caps),
+                features,
                 security: self.security,
                 limits: self.limits,
+                listen: self.listen,
                 cache: self.cache,
                 catalog: RwLock::new(Arc::new(catalog)),
                 completion: self.completion,
-                logging: self.logging,
                 mrtr,
                 replay: self.replay,
+                logging: features.logging,
+                bus: self
+                    .bus
+                    .unwrap_or_else(|| Arc::new(InProcessBus::new()) as Arc<dyn ChangeBus>),
+                listeners: Arc::new(ListenRegistry::default()),
             }),
         })
     }
@@ -408,6 +560,6 @@ impl Inner {
 
     /// Whether a capability was advertised, e.g. `"prompts"`.
     pub(crate) fn advertises(&self, capability: &str) -> bool {
-        self.capabilities.get(capability).is_some()
+        self.catalog().capabilities.get(capability).is_some()
     }
 }

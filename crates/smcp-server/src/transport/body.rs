@@ -12,6 +12,8 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
+use super::listen::ListenStream;
+
 /// The body of every response the MCP endpoint produces.
 #[derive(Debug)]
 pub struct McpBody {
@@ -27,6 +29,8 @@ enum Kind {
         rx: mpsc::Receiver<Bytes>,
         _guard: Option<DropGuard>,
     },
+    /// A `subscriptions/listen` stream, polled in place (no task of its own).
+    Listen(Box<ListenStream>),
 }
 
 impl McpBody {
@@ -59,6 +63,14 @@ impl McpBody {
     }
 }
 
+impl McpBody {
+    pub(crate) fn listen(stream: Box<ListenStream>) -> Self {
+        Self {
+            kind: Kind::Listen(stream),
+        }
+    }
+}
+
 impl Body for McpBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
@@ -77,6 +89,9 @@ impl Body for McpBody {
                 rx.poll_recv(cx)
                     .map(|frame| frame.map(|b| Ok(Frame::data(b))))
             }
+            Kind::Listen(stream) => stream
+                .poll_frame(cx)
+                .map(|frame| frame.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -84,7 +99,7 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Empty => true,
             Kind::Full(bytes) => bytes.is_none(),
-            Kind::Stream { .. } => false,
+            Kind::Stream { .. } | Kind::Listen(_) => false,
         }
     }
 
@@ -93,7 +108,7 @@ impl Body for McpBody {
             Kind::Empty => SizeHint::with_exact(0),
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Kind::Full(None) => SizeHint::with_exact(0),
-            Kind::Stream { .. } => SizeHint::default(),
+            Kind::Stream { .. } | Kind::Listen(_) => SizeHint::default(),
         }
     }
 }

@@ -1,11 +1,14 @@
 //! Streamable HTTP (`basic/transports/streamable-http.mdx`): the endpoint as a tower
-//! `Service`, its validation pipeline, the response body, and an accept loop.
+//! `Service`, its validation pipeline, the response body, `subscriptions/listen` streams, and
+//! an accept loop.
 
 mod body;
+pub(crate) mod listen;
 mod pipeline;
 mod serve;
 mod service;
 
 pub use body::McpBody;
-pub use serve::{ServeOptions, serve};
+pub use listen::SERVER_BUSY;
+pub use serve::{ConnectionInfo, ServeOptions, serve};
 pub use service::McpService;

@@ -1,11 +1,16 @@
 //! A production accept loop: HTTP/1.1 and HTTP/2 on one port, `TCP_NODELAY`, bounded request
 //! heads, a connection cap, and graceful shutdown.
 //!
+//! Every request gets a [`ConnectionInfo`] extension: the peer address (for the per-address cap
+//! on listen streams), a token that drops the connection (used when a listen stream's client
+//! stops reading), and the server's shutdown signal (listen streams end gracefully on it).
+//!
 //! `TCP_NODELAY` matters: a response written in several pieces (SSE events) otherwise stalls
 //! behind Nagle's algorithm and the peer's delayed ACK.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +22,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -41,8 +47,26 @@ impl Default for ServeOptions {
     }
 }
 
+/// What [`serve`] knows about the connection a request arrived on, as a request extension.
+#[derive(Debug, Clone)]
+pub struct ConnectionInfo {
+    peer: SocketAddr,
+    /// Cancelling it drops the connection at once.
+    pub(crate) abort: CancellationToken,
+    /// Cancelled when the accept loop shuts down.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl ConnectionInfo {
+    /// The client's address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+}
+
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting and waits
-/// (up to [`ServeOptions::shutdown_timeout`]) for open connections to finish.
+/// (up to [`ServeOptions::shutdown_timeout`]) for open connections to finish. Open
+/// `subscriptions/listen` streams are told first, so each sends its listen result and ends.
 pub async fn serve<S, B>(
     listener: TcpListener,
     service: S,
@@ -68,6 +92,7 @@ where
         .http2()
         .max_header_list_size(u32::try_from(options.max_header_bytes).unwrap_or(u32::MAX));
     let graceful = GracefulShutdown::new();
+    let stopping = CancellationToken::new();
     let permits = Arc::new(Semaphore::new(options.max_connections.max(1)));
     tokio::pin!(shutdown);
     loop {
@@ -93,19 +118,37 @@ where
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
+        let info = ConnectionInfo {
+            peer,
+            abort: CancellationToken::new(),
+            shutdown: stopping.clone(),
+        };
+        let abort = info.abort.clone();
+        let service = tower::util::MapRequest::new(service.clone(), move |mut req: Request<_>| {
+            req.extensions_mut().insert(info.clone());
+            req
+        });
         let conn = builder.serve_connection_with_upgrades(
             TokioIo::new(stream),
-            TowerToHyperService::new(service.clone()),
+            TowerToHyperService::new(service),
         );
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            tokio::select! {
+                result = conn => {
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    }
+                }
+                () = abort.cancelled() => {
+                    tracing::debug!(%peer, "connection dropped: a listen stream's client stopped reading");
+                }
             }
             drop(permit);
         });
     }
     drop(listener);
+    stopping.cancel();
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(options.shutdown_timeout) => {

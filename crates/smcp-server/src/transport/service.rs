@@ -5,6 +5,8 @@
 //! `Accept` (406), body size (413), JSON (400 / −32700), JSON-RPC shape (400 / −32600),
 //! notifications (202). Then [`super::pipeline::check`] and dispatch.
 //!
+//! `subscriptions/listen` leaves here for [`super::listen`] once the pipeline has passed.
+//!
 //! The response is JSON unless the handler emits a notification (progress or a log message)
 //! before finishing: then it switches to SSE, the handler moves to its own task, and the body
 //! streams its events followed by the final response. Closing that stream cancels the handler.
@@ -112,7 +114,7 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
     response
 }
 
-fn sse_response(body: McpBody) -> Response<McpBody> {
+pub(super) fn sse_response(body: McpBody) -> Response<McpBody> {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, EVENT_STREAM);
@@ -125,7 +127,7 @@ fn error_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8> {
     Message::Error(ErrorResponse { id, error }).to_vec()
 }
 
-fn reject(rejection: Rejection) -> Response<McpBody> {
+pub(super) fn reject(rejection: Rejection) -> Response<McpBody> {
     tracing::debug!(code = rejection.error.code, message = %rejection.error.message, "rejected");
     json_response(
         rejection.status,
@@ -349,6 +351,9 @@ where
         Ok(c) => c,
         Err(rejection) => return reject(rejection),
     };
+    if checked.method == "subscriptions/listen" {
+        return super::listen::open(&inner, &parts.extensions, checked, accepts.sse);
+    }
     if let Some(name) = checked
         .params
         .get("name")
@@ -373,6 +378,9 @@ where
         logging_enabled: inner.logging,
         events: events_tx.clone(),
         cancel: cancel.clone(),
+        server: Some(crate::Server {
+            inner: inner.clone(),
+        }),
     });
     let id = checked.id;
     let dispatched = dispatch::dispatch(Call {
@@ -467,7 +475,7 @@ async fn run_streaming(
     sse_response(McpBody::stream(first, rx, Some(guard)))
 }
 
-fn sse_frame(json: &[u8]) -> Bytes {
+pub(super) fn sse_frame(json: &[u8]) -> Bytes {
     let mut frame = Vec::with_capacity(json.len() + 8);
     sse::encode_event(json, &mut frame);
     Bytes::from(frame)
@@ -475,7 +483,11 @@ fn sse_frame(json: &[u8]) -> Bytes {
 
 /// Serializes the final response: the result (with `resultType` and the server's `_meta`)
 /// or the error, and the HTTP status a JSON response would carry.
-fn result_bytes(inner: &Inner, id: RequestId, outcome: Outcome) -> (StatusCode, Vec<u8>) {
+pub(super) fn result_bytes(
+    inner: &Inner,
+    id: RequestId,
+    outcome: Outcome,
+) -> (StatusCode, Vec<u8>) {
     match outcome {
         Ok(mut result) => {
             if let Value::Object(obj) = &mut result {

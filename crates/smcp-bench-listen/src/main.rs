@@ -1,0 +1,255 @@
+//! `smcp-bench-listen`: opens N idle `subscriptions/listen` streams against one running
+//! server, measures the server's memory per stream and its CPU while idle (keep-alives only),
+//! then triggers one change (a `tools/call` of a tool that changes the tool list) and measures
+//! how long each stream took to receive `notifications/tools/list_changed`.
+//!
+//! Driven by `scripts/bench-listen`, which starts `smcpd` and raises the fd limit. Server
+//! figures come from `/proc/<pid>` (Linux only). Prints a JSON summary on stdout.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use clap::Parser;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{Semaphore, watch};
+
+/// Listen-stream load generator.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Server address (the endpoint is `/mcp`).
+    #[arg(long)]
+    addr: SocketAddr,
+    /// Server process id, for RSS and CPU from /proc.
+    #[arg(long)]
+    server_pid: u32,
+    /// Listen streams to open.
+    #[arg(long, default_value_t = 10_000)]
+    streams: usize,
+    /// Connections being opened at once.
+    #[arg(long, default_value_t = 200)]
+    concurrency: usize,
+    /// Seconds of idle measurement (keep-alives only) before the change.
+    #[arg(long, default_value_t = 10)]
+    idle_secs: u64,
+    /// The tool whose call changes the tool list.
+    #[arg(long, default_value = "toggle_extra")]
+    trigger_tool: String,
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "smcp-bench-listen", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+fn request(addr: SocketAddr, body: &Value, extra: &str) -> Vec<u8> {
+    let method = body["method"].as_str().unwrap_or_default();
+    let text = body.to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\n{extra}Content-Length: {}\r\n\r\n{text}",
+        text.len()
+    )
+    .into_bytes()
+}
+
+/// Resident set size of `pid`, in bytes.
+fn rss(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .context("no VmRSS")?;
+    Ok(kb * 1024)
+}
+
+/// User + system CPU time of `pid`, in clock ticks.
+fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')').context("bad stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11).context("utime")?.parse()?;
+    let stime: u64 = fields.get(12).context("stime")?.parse()?;
+    Ok(utime + stime)
+}
+
+/// Reads until a `data:` line whose JSON has this `method` arrives; returns when it did.
+async fn wait_for(
+    stream: &mut TcpStream,
+    pending: &mut Vec<u8>,
+    method: &str,
+) -> anyhow::Result<Instant> {
+    let needle = format!("\"method\":\"{method}\"");
+    let mut buf = [0u8; 4096];
+    loop {
+        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=nl).collect();
+            if line.starts_with(b"data: ") && String::from_utf8_lossy(&line).contains(&needle) {
+                return Ok(Instant::now());
+            }
+            if line.starts_with(b"HTTP/1.1 ") && !line.starts_with(b"HTTP/1.1 200") {
+                bail!("refused: {}", String::from_utf8_lossy(&line).trim_end());
+            }
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            bail!("connection closed before {method}");
+        }
+        pending.extend_from_slice(&buf[..n]);
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let ticks_per_sec = 100.0; // USER_HZ on Linux
+    let rss_before = rss(args.server_pid)?;
+
+    let opened = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new(Semaphore::new(args.concurrency.max(1)));
+    let (done_tx, done_rx) = watch::channel(false);
+    let open_start = Instant::now();
+    let mut tasks = Vec::with_capacity(args.streams);
+    for i in 0..args.streams {
+        let (addr, gate, opened, failed) =
+            (args.addr, gate.clone(), opened.clone(), failed.clone());
+        let mut done_rx = done_rx.clone();
+        tasks.push(tokio::spawn(async move {
+            let body = json!({
+                "jsonrpc": "2.0", "id": i, "method": "subscriptions/listen",
+                "params": {"_meta": meta(), "notifications": {"toolsListChanged": true}}
+            });
+            let permit = gate.acquire_owned().await.ok();
+            let result = async {
+                let mut stream = TcpStream::connect(addr).await?;
+                stream.write_all(&request(addr, &body, "")).await?;
+                let mut pending = Vec::new();
+                wait_for(
+                    &mut stream,
+                    &mut pending,
+                    "notifications/subscriptions/acknowledged",
+                )
+                .await?;
+                Ok::<_, anyhow::Error>((stream, pending))
+            }
+            .await;
+            drop(permit);
+            let (mut stream, mut pending) = match result {
+                Ok(s) => {
+                    opened.fetch_add(1, Ordering::Relaxed);
+                    s
+                }
+                Err(e) => {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            let at = wait_for(
+                &mut stream,
+                &mut pending,
+                "notifications/tools/list_changed",
+            )
+            .await;
+            // Hold the connection until every stream has reported.
+            let _ = done_rx.wait_for(|d| *d).await;
+            at
+        }));
+    }
+    while opened.load(Ordering::Relaxed) + failed.load(Ordering::Relaxed) < args.streams {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let open_time = open_start.elapsed();
+    let open = opened.load(Ordering::Relaxed);
+    let failed_open = failed.load(Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_open = rss(args.server_pid)?;
+
+    // Idle: only keep-alive comments flow.
+    let (t0, c0) = (Instant::now(), cpu_ticks(args.server_pid)?);
+    tokio::time::sleep(Duration::from_secs(args.idle_secs)).await;
+    let (t1, c1) = (Instant::now(), cpu_ticks(args.server_pid)?);
+    #[allow(clippy::cast_precision_loss)]
+    let idle_cpu = (c1 - c0) as f64 / ticks_per_sec / (t1 - t0).as_secs_f64() * 100.0;
+    let rss_idle = rss(args.server_pid)?;
+
+    // One change.
+    let call = json!({
+        "jsonrpc": "2.0", "id": "trigger", "method": "tools/call",
+        "params": {"_meta": meta(), "name": args.trigger_tool, "arguments": {}}
+    });
+    let mut trigger = TcpStream::connect(args.addr).await?;
+    let extra = format!("Mcp-Name: {}\r\nConnection: close\r\n", args.trigger_tool);
+    let sent = Instant::now();
+    trigger
+        .write_all(&request(args.addr, &call, &extra))
+        .await?;
+    let mut reply = Vec::new();
+    trigger.read_to_end(&mut reply).await?;
+    let call_time = sent.elapsed();
+
+    let mut latencies = Vec::with_capacity(open);
+    let mut missed = 0usize;
+    let collect_deadline = Instant::now() + Duration::from_secs(30);
+    let _ = done_tx.send(true);
+    for task in tasks {
+        let left = collect_deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, task).await {
+            Ok(Ok(Ok(at))) => latencies.push(at.saturating_duration_since(sent)),
+            _ => missed += 1,
+        }
+    }
+    latencies.sort();
+    let streams = open.max(1) as u64;
+    let summary = json!({
+        "streams_requested": args.streams,
+        "streams_open": open,
+        "open_failures": failed_open,
+        "open_time_s": open_time.as_secs_f64(),
+        "server_rss_before_mib": rss_before as f64 / 1048576.0,
+        "server_rss_open_mib": rss_open as f64 / 1048576.0,
+        "server_rss_idle_mib": rss_idle as f64 / 1048576.0,
+        "server_bytes_per_stream": rss_idle.saturating_sub(rss_before) / streams,
+        "idle_secs": args.idle_secs,
+        "server_idle_cpu_percent": idle_cpu,
+        "trigger_call_ms": ms(call_time),
+        "notified": latencies.len(),
+        "not_notified": missed,
+        "notify_p50_ms": ms(percentile(&latencies, 0.50)),
+        "notify_p99_ms": ms(percentile(&latencies, 0.99)),
+        "notify_max_ms": ms(latencies.last().copied().unwrap_or_default()),
+    });
+    #[allow(clippy::print_stdout)]
+    {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    }
+    Ok(())
+}

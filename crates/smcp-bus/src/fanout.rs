@@ -1,0 +1,358 @@
+//! Local delivery: one bounded buffer per subscriber, filled by [`Fanout::deliver`] and
+//! drained by the subscriber's [`Subscription`].
+//!
+//! The buffer is not a plain queue. The three list-changed kinds are flags: a second
+//! `tools/list_changed` before the first was read says nothing new, so it coalesces and costs
+//! nothing. `resources/updated` URIs queue (deduplicated) up to the subscriber's capacity; one
+//! more closes the subscription as *overflowed* and runs its overflow hook, which the server
+//! uses to drop the connection of a client that stopped reading. Memory per subscriber is
+//! therefore bounded whatever the client does.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use crate::{BusError, Change, Interest};
+
+const TOOLS: u8 = 1;
+const PROMPTS: u8 = 2;
+const RESOURCES: u8 = 4;
+
+/// Runs once when a subscription overflows.
+type OverflowHook = Box<dyn FnOnce() + Send + 'static>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The set of local subscribers of a bus. Cheap to clone; clones share subscribers.
+#[derive(Debug, Default, Clone)]
+pub struct Fanout {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    slots: Mutex<Slots>,
+    closed: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct Slots {
+    next_id: u64,
+    by_id: HashMap<u64, Arc<Slot>>,
+}
+
+struct Slot {
+    interest: Interest,
+    capacity: usize,
+    state: Mutex<SlotState>,
+}
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("interest", &self.interest)
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct SlotState {
+    flags: u8,
+    uris: VecDeque<Arc<str>>,
+    waker: Option<Waker>,
+    closed: bool,
+    overflowed: bool,
+    hook: Option<OverflowHook>,
+}
+
+impl Slot {
+    /// Buffers `change`; returns the waker to wake and, on overflow, the hook to run (both
+    /// called by the caller after the lock is released).
+    fn push(&self, change: &Change) -> (Option<Waker>, Option<OverflowHook>) {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return (None, None);
+        }
+        match change {
+            Change::ToolsListChanged => state.flags |= TOOLS,
+            Change::PromptsListChanged => state.flags |= PROMPTS,
+            Change::ResourcesListChanged => state.flags |= RESOURCES,
+            Change::ResourceUpdated { uri } => {
+                if state.uris.iter().any(|u| u == uri) {
+                    return (None, None);
+                }
+                if state.uris.len() >= self.capacity {
+                    state.closed = true;
+                    state.overflowed = true;
+                    state.flags = 0;
+                    state.uris = VecDeque::new();
+                    let hook = state.hook.take();
+                    return (state.waker.take(), hook);
+                }
+                state.uris.push_back(uri.clone());
+            }
+        }
+        (state.waker.take(), None)
+    }
+
+    fn close(&self) -> Option<Waker> {
+        let mut state = lock(&self.state);
+        state.closed = true;
+        state.waker.take()
+    }
+}
+
+impl Fanout {
+    /// An empty fan-out.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Attaches a subscriber; see [`crate::ChangeBus::subscribe`].
+    pub fn subscribe(&self, interest: Interest, capacity: usize) -> Result<Subscription, BusError> {
+        if self.is_closed() {
+            return Err(BusError::Closed);
+        }
+        let slot = Arc::new(Slot {
+            interest,
+            capacity: capacity.max(1),
+            state: Mutex::new(SlotState::default()),
+        });
+        let mut slots = lock(&self.shared.slots);
+        let id = slots.next_id;
+        slots.next_id += 1;
+        slots.by_id.insert(id, slot.clone());
+        Ok(Subscription {
+            id,
+            slot,
+            fanout: self.shared.clone(),
+        })
+    }
+
+    /// Buffers `change` for every interested subscriber and wakes them. Returns how many
+    /// subscribers it reached. Never blocks on a subscriber.
+    pub fn deliver(&self, change: &Change) -> usize {
+        let mut wake = Vec::new();
+        let mut hooks = Vec::new();
+        let mut reached = 0;
+        {
+            let slots = lock(&self.shared.slots);
+            for slot in slots.by_id.values() {
+                if !slot.interest.wants(change) {
+                    continue;
+                }
+                reached += 1;
+                let (waker, hook) = slot.push(change);
+                wake.extend(waker);
+                hooks.extend(hook);
+            }
+        }
+        for waker in wake {
+            waker.wake();
+        }
+        for hook in hooks {
+            hook();
+        }
+        reached
+    }
+
+    /// Subscribers currently attached.
+    pub fn subscribers(&self) -> usize {
+        lock(&self.shared.slots).by_id.len()
+    }
+
+    /// Whether [`Fanout::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
+    }
+
+    /// Ends every subscription (not as an overflow) and refuses new ones.
+    pub fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        let wakers: Vec<Waker> = lock(&self.shared.slots)
+            .by_id
+            .values()
+            .filter_map(|s| s.close())
+            .collect();
+        for waker in wakers {
+            waker.wake();
+        }
+    }
+}
+
+/// One subscriber's end of the bus. Dropping it detaches the subscriber at once.
+#[derive(Debug)]
+pub struct Subscription {
+    id: u64,
+    slot: Arc<Slot>,
+    fanout: Arc<Shared>,
+}
+
+impl Subscription {
+    /// The next change: `Ready(None)` once the subscription has ended (bus closed, or
+    /// overflowed: see [`Subscription::is_overflowed`]) and its buffer is drained.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Change>> {
+        let mut state = lock(&self.slot.state);
+        for (bit, change) in [
+            (TOOLS, Change::ToolsListChanged),
+            (PROMPTS, Change::PromptsListChanged),
+            (RESOURCES, Change::ResourcesListChanged),
+        ] {
+            if state.flags & bit != 0 {
+                state.flags &= !bit;
+                return Poll::Ready(Some(change));
+            }
+        }
+        if let Some(uri) = state.uris.pop_front() {
+            return Poll::Ready(Some(Change::ResourceUpdated { uri }));
+        }
+        if state.closed {
+            return Poll::Ready(None);
+        }
+        match &state.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => state.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// Waits for the next change; `None` once the subscription has ended.
+    pub async fn recv(&mut self) -> Option<Change> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Whether the subscription ended because its buffer overflowed (the subscriber read too
+    /// slowly), as opposed to the bus closing.
+    pub fn is_overflowed(&self) -> bool {
+        lock(&self.slot.state).overflowed
+    }
+
+    /// What this subscriber receives.
+    pub fn interest(&self) -> &Interest {
+        &self.slot.interest
+    }
+
+    /// Runs `hook` once if the subscription overflows (at once if it already has). The
+    /// hook runs on the publisher's thread: it must be quick and must not publish.
+    pub fn on_overflow(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut state = lock(&self.slot.state);
+        if state.overflowed {
+            drop(state);
+            hook();
+        } else {
+            state.hook = Some(Box::new(hook));
+        }
+    }
+}
+
+impl futures_util::Stream for Subscription {
+    type Item = Change;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Change>> {
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        lock(&self.fanout.slots).by_id.remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::{ChangeBus, InProcessBus};
+
+    fn all() -> Interest {
+        Interest {
+            resource_uris: vec!["test://".to_owned()],
+            ..Interest::all_lists()
+        }
+    }
+
+    #[tokio::test]
+    async fn delivers_only_what_the_interest_selects() {
+        let bus = InProcessBus::new();
+        let mut prompts = bus
+            .subscribe(
+                Interest {
+                    prompts_list_changed: true,
+                    ..Interest::default()
+                },
+                4,
+            )
+            .unwrap();
+        bus.publish(Change::ToolsListChanged).unwrap();
+        bus.publish(Change::PromptsListChanged).unwrap();
+        assert_eq!(prompts.recv().await, Some(Change::PromptsListChanged));
+        let waker = futures_util::task::noop_waker();
+        assert!(
+            prompts
+                .poll_recv(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+    }
+
+    #[tokio::test]
+    async fn list_changes_coalesce_and_uris_deduplicate() {
+        let bus = InProcessBus::new();
+        let mut sub = bus.subscribe(all(), 2).unwrap();
+        for _ in 0..100 {
+            bus.publish(Change::ToolsListChanged).unwrap();
+            bus.publish(Change::resource_updated("test://a")).unwrap();
+        }
+        assert_eq!(sub.recv().await, Some(Change::ToolsListChanged));
+        assert_eq!(sub.recv().await, Some(Change::resource_updated("test://a")));
+        assert!(!sub.is_overflowed());
+    }
+
+    #[tokio::test]
+    async fn overflow_closes_the_subscription_and_runs_the_hook_once() {
+        let bus = InProcessBus::new();
+        let mut sub = bus.subscribe(all(), 3).unwrap();
+        let hits = Arc::new(AtomicUsize::new(0));
+        let h = hits.clone();
+        sub.on_overflow(move || {
+            h.fetch_add(1, Ordering::SeqCst);
+        });
+        for i in 0..10 {
+            bus.publish(Change::resource_updated(format!("test://{i}")))
+                .unwrap();
+        }
+        assert_eq!(hits.load(Ordering::SeqCst), 1);
+        assert!(sub.is_overflowed());
+        assert_eq!(sub.recv().await, None, "buffer dropped on overflow");
+    }
+
+    #[tokio::test]
+    async fn drop_detaches_and_close_ends_streams() {
+        let bus = InProcessBus::new();
+        let a = bus.subscribe(all(), 1).unwrap();
+        let mut b = bus.subscribe(all(), 1).unwrap();
+        assert_eq!(bus.subscribers(), 2);
+        drop(a);
+        assert_eq!(bus.subscribers(), 1);
+        let waiter = tokio::spawn(async move { (b.recv().await, b.is_overflowed()) });
+        tokio::task::yield_now().await;
+        bus.close();
+        assert_eq!(waiter.await.unwrap(), (None, false));
+        assert!(bus.subscribe(all(), 1).is_err());
+        assert!(bus.publish(Change::ToolsListChanged).is_err());
+    }
+
+    #[test]
+    fn the_trait_is_object_safe() {
+        let bus: Arc<dyn ChangeBus> = Arc::new(InProcessBus::new());
+        assert!(bus.subscribe(Interest::default(), 1).is_ok());
+    }
+}
