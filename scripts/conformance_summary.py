@@ -52,7 +52,7 @@ def parse_flat_yaml(path):
             indent = len(line) - len(line.lstrip(" "))
             text = line.strip()
             if indent == 0:
-                m = re.fullmatch(r"([A-Za-z0-9_-]+):", text)
+                m = re.fullmatch(r"([A-Za-z0-9_-]+):(\s*\[\])?", text)
                 if not m:
                     raise ValueError(f"{path}: unsupported top-level line: {raw.rstrip()}")
                 key = m.group(1)
