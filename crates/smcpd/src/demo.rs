@@ -7,6 +7,7 @@ use serde_json::json;
 use smcp_proto::content::TextResourceContents;
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
 use smcp_proto::server::tools::CallToolResult;
+use smcp_server::mrtr::MrtrConfig;
 use smcp_server::{
     BuildError, Completion, HandlerError, ListenConfig, LogLevel, SecurityPolicy, Server, prompt,
     resource, tool,
@@ -60,7 +61,21 @@ fn extra_tool() -> smcp_server::server::tools::ToolBuilder {
 
 /// The demo server, with the given Host/Origin policy.
 pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
-    demo_server_with(security, ListenConfig::default())
+    demo_server_with(DemoConfig {
+        security,
+        ..DemoConfig::default()
+    })
+}
+
+/// Everything `smcpd`'s flags configure.
+#[derive(Debug, Clone, Default)]
+pub struct DemoConfig {
+    /// Host and Origin allow-lists.
+    pub security: SecurityPolicy,
+    /// Listen-stream limits.
+    pub listen: ListenConfig,
+    /// Multi round-trip settings; `None` seals `requestState` with a random per-process key.
+    pub mrtr: Option<MrtrConfig>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -69,15 +84,18 @@ pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
 /// `toggle_extra` adds or removes the tool `extra` (`notifications/tools/list_changed`), and
 /// the resource `smcp://clock` changes every second while [`run_clock`] runs
 /// (`notifications/resources/updated`).
-pub fn demo_server_with(
-    security: SecurityPolicy,
-    listen: ListenConfig,
-) -> Result<Server, BuildError> {
-    Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
+pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
+    let DemoConfig {
+        security,
+        listen,
+        mrtr,
+    } = config;
+    let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
         .instructions(
             "Demo tools: echo, progress_echo, add, count (progress + cancellation), \
-             toggle_extra (changes the tool list). Resources smcp://readme and smcp://clock \
+             toggle_extra (changes the tool list), confirm_action and ask_llm (multi round-trip \
+             input: elicitation and sampling). Resources smcp://readme and smcp://clock \
              (updated every second; subscribe with subscriptions/listen). Prompt greet.",
         )
         .security(security)
@@ -238,8 +256,12 @@ pub fn demo_server_with(
                     .map(|n| (*n).to_owned())
                     .collect(),
             ))
-        })
-        .build()
+        });
+    let builder = crate::mrtr_demo::with_tools(builder);
+    match mrtr {
+        Some(config) => builder.mrtr(config).build(),
+        None => builder.build(),
+    }
 }
 
 /// Marks [`CLOCK_URI`] updated every `every`, forever; spawn it next to the server.

@@ -41,6 +41,22 @@ struct Args {
     /// Most connections served at once.
     #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_connections)]
     max_connections: usize,
+    /// A key sealing multi round-trip `requestState`, as `ID:BASE64` (32 bytes). Repeat to
+    /// rotate: the first seals, all open. Instances that share keys accept each other's
+    /// retries. Without one, a random per-process key is used.
+    #[arg(
+        long = "state-key",
+        env = "SMCPD_STATE_KEYS",
+        value_delimiter = ',',
+        value_name = "ID:BASE64"
+    )]
+    state_keys: Vec<String>,
+    /// How long a `requestState` stays valid, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    state_ttl_secs: u64,
+    /// Print a freshly generated `--state-key` value and exit.
+    #[arg(long)]
+    generate_state_key: bool,
     /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
     #[arg(long, env = "SMCPD_LOG", default_value = "info")]
     log: String,
@@ -49,6 +65,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.generate_state_key {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{}", smcpd::generate_state_key()?);
+        }
+        return Ok(());
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
         .with_writer(std::io::stderr)
@@ -66,7 +89,12 @@ async fn main() -> anyhow::Result<()> {
         max_streams_per_address: args.max_listen_per_address,
         ..ListenConfig::default()
     };
-    let server = smcpd::demo_server_with(security, listen)?;
+    let mrtr = smcpd::mrtr_config(&args.state_keys, Duration::from_secs(args.state_ttl_secs))?;
+    let server = smcpd::demo_server_with(smcpd::DemoConfig {
+        security,
+        listen,
+        mrtr,
+    })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
             server.clone(),

@@ -24,6 +24,10 @@ struct Smcpd {
 
 impl Smcpd {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    fn start_with(extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
             .args([
                 "--listen",
@@ -31,6 +35,7 @@ impl Smcpd {
                 "--log",
                 "smcpd=info,smcp_server=info",
             ])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -197,4 +202,91 @@ async fn closing_the_connection_cancels_a_streaming_call() {
         log.contains("count cancelled by the client"),
         "the handler did not observe the cancellation:\n{log}"
     );
+}
+
+fn body_json(resp: &str) -> Value {
+    let start = resp.find("\r\n\r\n").expect("a head") + 4;
+    serde_json::from_str(resp[start..].trim()).expect("a JSON body")
+}
+
+#[tokio::test]
+async fn two_instances_sharing_a_key_ring_accept_each_others_request_state() {
+    let key = "shared:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
+    let a = Smcpd::start_with(&["--state-key", key]);
+    let b = Smcpd::start_with(&["--state-key", key]);
+    let stranger = Smcpd::start_with(&[
+        "--state-key",
+        "other:HyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4",
+    ]);
+    let caps = json!({"elicitation": {}});
+    let mut first = mcp(
+        json!(1),
+        "tools/call",
+        json!({"name": "confirm_action", "arguments": {"action": "rotate logs"}}),
+    );
+    first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps.clone();
+    let r1 = body_json(&roundtrip(a.addr, &request_bytes(&first, &[])).await);
+    assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+    assert_eq!(
+        r1["result"]["inputRequests"]["confirm"]["method"],
+        "elicitation/create"
+    );
+    let state = r1["result"]["requestState"].clone();
+
+    let mut retry = mcp(
+        json!(2),
+        "tools/call",
+        json!({
+            "name": "confirm_action",
+            "arguments": {"action": "rotate logs"},
+            "inputResponses": {"confirm": {"action": "accept", "content": {"confirm": true}}},
+            "requestState": state
+        }),
+    );
+    retry["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+    // The retry lands on the other instance.
+    let r2 = body_json(&roundtrip(b.addr, &request_bytes(&retry, &[])).await);
+    assert_eq!(
+        r2["result"]["content"][0]["text"], "done: rotate logs",
+        "{r2}"
+    );
+    // An instance with other keys refuses it.
+    let r3 = body_json(&roundtrip(stranger.addr, &request_bytes(&retry, &[])).await);
+    assert_eq!(r3["error"]["code"], -32602, "{r3}");
+    assert_eq!(r3["error"]["data"]["reason"], "unknownKey", "{r3}");
+    for s in [a, b, stranger] {
+        s.stop();
+    }
+}
+
+#[tokio::test]
+async fn sampling_demo_asks_the_clients_model() {
+    let server = Smcpd::start();
+    let mut first = mcp(
+        json!(1),
+        "tools/call",
+        json!({"name": "ask_llm", "arguments": {"text": "MCP is stateless now."}}),
+    );
+    // Without the sampling capability the server must not ask: -32021.
+    let r0 = body_json(&roundtrip(server.addr, &request_bytes(&first, &[])).await);
+    assert_eq!(r0["error"]["code"], -32021, "{r0}");
+    first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"sampling": {}});
+    let r1 = body_json(&roundtrip(server.addr, &request_bytes(&first, &[])).await);
+    assert_eq!(
+        r1["result"]["inputRequests"]["summary"]["method"], "sampling/createMessage",
+        "{r1}"
+    );
+    let mut retry = first.clone();
+    retry["id"] = json!(2);
+    retry["params"]["inputResponses"] = json!({"summary": {
+        "role": "assistant", "content": {"type": "text", "text": "MCP dropped sessions."},
+        "model": "test-model", "stopReason": "endTurn"}});
+    retry["params"]["requestState"] = r1["result"]["requestState"].clone();
+    let r2 = body_json(&roundtrip(server.addr, &request_bytes(&retry, &[])).await);
+    assert_eq!(
+        r2["result"]["content"][0]["text"], "MCP dropped sessions. (model: test-model)",
+        "{r2}"
+    );
+    server.stop();
 }

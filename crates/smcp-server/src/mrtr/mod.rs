@@ -55,6 +55,11 @@ pub use seal::{KeyError, KeyRing, StateError, StateKey};
 
 use crate::server::handler::HandlerError;
 
+/// 32 random bytes, e.g. to make a new [`StateKey`].
+pub fn random_key() -> Result<[u8; 32], KeyError> {
+    seal::random_bytes::<32>()
+}
+
 /// The source of "now" for state expiry; replaceable in tests.
 pub type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
 
