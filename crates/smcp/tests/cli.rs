@@ -59,15 +59,27 @@ fn a_new_user_session_against_smcpd() {
 
     let out = ok(&smcp(&url, &["tools"]));
     assert!(out.starts_with("NAME"), "{out}");
-    assert!(out.contains("echo") && out.contains("add") && out.contains("count"), "{out}");
+    assert!(
+        out.contains("echo") && out.contains("add") && out.contains("count"),
+        "{out}"
+    );
 
-    assert_eq!(ok(&smcp(&url, &["call", "echo", "--arg", "text=hi"])).trim(), "hi");
+    assert_eq!(
+        ok(&smcp(&url, &["call", "echo", "--arg", "text=hi"])).trim(),
+        "hi"
+    );
 
-    let out = ok(&smcp(&url, &["call", "add", "--arg", "a=1", "--arg", "b=2", "--json"]));
+    let out = ok(&smcp(
+        &url,
+        &["call", "add", "--arg", "a=1", "--arg", "b=2", "--json"],
+    ));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["structuredContent"]["sum"], 3.0);
 
-    let out = ok(&smcp(&url, &["call", "add", "--json-args", r#"{"a": 2, "b": 5}"#]));
+    let out = ok(&smcp(
+        &url,
+        &["call", "add", "--json-args", r#"{"a": 2, "b": 5}"#],
+    ));
     assert_eq!(out.trim(), "7");
 
     let out = ok(&smcp(&url, &["resources"]));
@@ -80,7 +92,10 @@ fn a_new_user_session_against_smcpd() {
     let out = ok(&smcp(&url, &["prompt", "greet", "--arg", "name=Ada"]));
     assert!(out.contains("Ada"), "{out}");
 
-    let out = ok(&smcp(&url, &["call", "count", "--arg", "to=3", "--arg", "delay_ms=0"]));
+    let out = ok(&smcp(
+        &url,
+        &["call", "count", "--arg", "to=3", "--arg", "delay_ms=0"],
+    ));
     assert!(out.contains("counted to 3"), "{out}");
 }
 
