@@ -18,9 +18,11 @@ use smcp_proto::meta;
 use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 use crate::client::Client;
 use crate::error::{Error, Kind, Result};
+use crate::transport::ResponseStream;
 
 /// First re-issue delay after an abrupt close; doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(200);
@@ -172,7 +174,7 @@ async fn once(
             return End::Stop;
         }
     };
-    let (id, mut stream) = match client.open(method::SUBSCRIPTIONS_LISTEN, params, &[]).await {
+    let (id, stream) = match client.open(method::SUBSCRIPTIONS_LISTEN, params, &[]).await {
         Ok(x) => x,
         Err(e) if transient(&e) => {
             return End::Abrupt {
@@ -186,7 +188,17 @@ async fn once(
         }
     };
     let span = tracing::debug_span!("mcp_listen", id = %id);
-    let _enter = span.enter();
+    pump(client, filter, id, stream, tx).instrument(span).await
+}
+
+/// Reads one listen stream until it ends, forwarding this subscription's events.
+async fn pump(
+    client: &Client,
+    filter: &SubscriptionFilter,
+    id: RequestId,
+    mut stream: ResponseStream,
+    tx: &mpsc::Sender<Result<SubscriptionEvent>>,
+) -> End {
     let mut acked = false;
     loop {
         let message = match stream.next_message().await {
@@ -215,7 +227,14 @@ async fn once(
                 if n.method == method::SUBSCRIPTIONS_ACKNOWLEDGED {
                     acked = true;
                 }
-                to_event(n)
+                let event = to_event(n);
+                // The server may honour less than was asked (A7 item 66): say so.
+                if let Ok(SubscriptionEvent::Acknowledged(granted)) = &event
+                    && granted != filter
+                {
+                    tracing::info!(?granted, requested = ?filter, "the server honours only part of the subscription");
+                }
+                event
             }
             Message::Result(r) if r.id == id => return End::Stop,
             Message::Error(e) if e.id.is_none() || e.id.as_ref() == Some(&id) => {

@@ -89,7 +89,7 @@ impl Transport {
             .to_ascii_lowercase();
         tracing::debug!(status, content_type = %content_type, "response headers");
         if !(200..300).contains(&status) {
-            let body = read_limited(response, MAX_ERROR_BODY).await?;
+            let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
             return Err(classify_status(status, &body));
         }
         if content_type.starts_with("text/event-stream") {
@@ -100,7 +100,7 @@ impl Transport {
                 ended: false,
             })
         } else if content_type.starts_with("application/json") {
-            let body = read_limited(response, MAX_JSON_BODY).await?;
+            let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
             Ok(ResponseStream::Json(Some(body)))
         } else if status == 202 {
             Err(Error::protocol(
@@ -114,14 +114,27 @@ impl Transport {
     }
 }
 
+/// What to do with a body longer than the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overflow {
+    /// Keep the first `limit` bytes (an error body is only classified and quoted).
+    Truncate,
+    /// Fail: a result cut short would be misread.
+    Fail,
+}
+
 /// Reads at most `limit` bytes of a body (the rest is dropped with the connection).
-async fn read_limited(response: reqwest::Response, limit: usize) -> Result<Vec<u8>> {
+async fn read_limited(
+    response: reqwest::Response,
+    limit: usize,
+    overflow: Overflow,
+) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(Kind::Transport)?;
         if out.len() + chunk.len() > limit {
-            if limit == MAX_JSON_BODY {
+            if overflow == Overflow::Fail {
                 return Err(Error::protocol(format!(
                     "JSON response body exceeds {limit} bytes"
                 )));
