@@ -168,3 +168,25 @@ async fn connection_refused_is_a_connect_error() {
             .is_config()
     );
 }
+
+#[tokio::test]
+async fn log_messages_are_delivered_when_asked_for() {
+    let url = common::smcpd().await;
+    let client = Client::builder(&url).build().unwrap();
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let l = logs.clone();
+    let r = client
+        .tool_call("count")
+        .arguments(json!({"to": 3, "delay_ms": 0}))
+        .on_log(smcp_client::proto::basic::LoggingLevel::Debug, move |m| {
+            l.lock().unwrap().push(m.data);
+        })
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "counted to 3");
+    assert_eq!(
+        *logs.lock().unwrap(),
+        [json!({"step": 1}), json!({"step": 2}), json!({"step": 3})]
+    );
+}
