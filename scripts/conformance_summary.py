@@ -8,7 +8,9 @@ npm package and against our baseline, writes summary.json and prints a table.
 Exit status 1 when
   * a scored scenario has a FAILURE or WARNING not covered by the baseline, or did not run;
   * a baseline entry is stale (it passes now), so the baseline must shrink;
-  * a pending scenario we gate on has a FAILURE or WARNING, or did not run.
+  * a pending scenario we gate on has a FAILURE or WARNING, or did not run;
+  * a `--require-success scenario:check-id` has no SUCCESS row (or any FAILURE/WARNING row) in
+    that scenario: this guards the scenarios that "pass" vacuously when the client does nothing.
 
 Baseline semantics follow the suite's own `--expected-failures` (src/expected-failures.ts):
 an entry is `<scenario>` (the whole scenario may fail) or `<scenario>:<check-id>`; per check id
@@ -98,6 +100,8 @@ def load_results(results_dir, leg):
         name = TIMESTAMP.sub("", os.path.relpath(root, results_dir))
         if leg == "server" and name.startswith("server-"):
             name = name[len("server-"):]
+        if leg == "client" and name.startswith("client-"):
+            name = name[len("client-"):]
         with open(os.path.join(root, "checks.json"), encoding="utf-8") as f:
             checks = json.load(f)
         scenarios.setdefault(name, []).extend(checks)
@@ -137,6 +141,11 @@ def main():
     ap.add_argument("--baseline", required=True, help="our expected-failures file")
     ap.add_argument("--leg", default="server", choices=["server", "client"])
     ap.add_argument("--out", required=True, help="summary.json to write")
+    ap.add_argument(
+        "--require-success",
+        default="",
+        help="comma-separated scenario:check-id pairs that must have reached SUCCESS",
+    )
     a = ap.parse_args()
 
     req = parse_flat_yaml(a.requirements)
@@ -209,11 +218,21 @@ def main():
         if bad:
             pending_failed[name] = bad
 
+    required = {}
+    required_failed = []
+    for pair in [p for p in a.require_success.split(",") if p]:
+        scen, check = pair.split(":", 1)
+        statuses = [c.get("status") for c in results.get(scen, []) if c.get("id") == check]
+        good = "SUCCESS" in statuses and not any(st in BAD for st in statuses)
+        required[pair] = {"statuses": sorted(set(statuses)), "success_rows": statuses.count("SUCCESS"), "ok": good}
+        if not good:
+            required_failed.append(pair)
+
     totals = {}
     for info in scenarios.values():
         for k, v in info.get("counts", {}).items():
             totals[k] = totals.get(k, 0) + v
-    ok = not scored_failed and not stale and not pending_failed
+    ok = not scored_failed and not stale and not pending_failed and not required_failed
     summary = {
         "leg": a.leg,
         "ok": ok,
@@ -224,6 +243,8 @@ def main():
         "pending_failed": pending_failed,
         "scenarios": scenarios,
         "pending": pending,
+        "required_success": required,
+        "required_success_failed": required_failed,
     }
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w", encoding="utf-8") as f:
@@ -280,6 +301,11 @@ def print_table(s, base_whole, base_checks):
         print("\nPENDING GATE FAILURES (must have zero FAILURE and zero WARNING):")
         for n, ids in sorted(s["pending_failed"].items()):
             print(f"  x {n}: {', '.join(ids)}")
+    if s["required_success"]:
+        print("\nrequired SUCCESS checks (vacuous-pass guard):")
+        for pair, info in sorted(s["required_success"].items()):
+            mark = "ok" if info["ok"] else "MISSING/FAILED"
+            print(f"  {'+' if info['ok'] else 'x'} {pair}: {info['success_rows']} SUCCESS row(s) {mark}")
     print("\nRESULT: " + ("PASS" if s["ok"] else "FAIL"))
 
 

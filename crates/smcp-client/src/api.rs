@@ -1,0 +1,280 @@
+//! The typed methods of [`Client`]: discovery, tools, resources, prompts and completion.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use smcp_proto::basic::LoggingLevel;
+use smcp_proto::jsonrpc::{Notification, RequestId};
+use smcp_proto::messages::method;
+use smcp_proto::meta;
+use smcp_proto::patterns::progress::ProgressNotificationParams;
+use smcp_proto::server::discover::DiscoverResult;
+use smcp_proto::server::prompts::{GetPromptResult, Prompt};
+use smcp_proto::server::resources::{ReadResourceResult, Resource, ResourceTemplate};
+use smcp_proto::server::tools::{CallToolResult, Tool};
+use smcp_proto::server::utilities::completion::{CompleteResult, CompletionReference};
+use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Client, decode, object_arg, with_timeout};
+use crate::error::{Error, Kind, Result};
+
+/// Progress tokens unique within this process (A9 item 74).
+static NEXT_PROGRESS: AtomicU64 = AtomicU64::new(1);
+
+type ProgressFn = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
+type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
+
+impl Client {
+    /// `server/discover`: versions, capabilities, instructions and server info.
+    pub async fn discover(&self) -> Result<DiscoverResult> {
+        let fut = self.request(method::DISCOVER, Map::new());
+        let v = with_timeout(self.inner.timeout, fut).await?;
+        decode(method::DISCOVER, v)
+    }
+
+    /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are dropped
+    /// (with a warning) and refused by [`call_tool`](Self::call_tool); the annotations of the
+    /// others drive the `Mcp-Param-*` headers of later calls.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        let fut = self.list_all::<Tool>(method::TOOLS_LIST, "tools");
+        let tools = with_timeout(self.inner.timeout, fut).await?;
+        Ok(self.catalog().replace(tools))
+    }
+
+    /// `tools/call` with `arguments` (a JSON object or `null`). See [`tool_call`](Self::tool_call)
+    /// for progress, log callbacks, a per-call timeout and cancellation.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
+        self.tool_call(name).arguments(arguments).send().await
+    }
+
+    /// A `tools/call` to configure before [`ToolCall::send`].
+    pub fn tool_call(&self, name: &str) -> ToolCall {
+        ToolCall {
+            client: self.clone(),
+            name: name.to_owned(),
+            arguments: Value::Null,
+            progress: None,
+            log: None,
+            log_level: None,
+            timeout: self.inner.timeout,
+            cancel: None,
+        }
+    }
+
+    /// `resources/list`, every page.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>> {
+        let fut = self.list_all(method::RESOURCES_LIST, "resources");
+        with_timeout(self.inner.timeout, fut).await
+    }
+
+    /// `resources/templates/list`, every page.
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
+        let fut = self.list_all(method::RESOURCES_TEMPLATES_LIST, "resourceTemplates");
+        with_timeout(self.inner.timeout, fut).await
+    }
+
+    /// `resources/read` (answers input requests through the installed handler).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
+        let mut params = Map::new();
+        params.insert("uri".to_owned(), Value::String(uri.to_owned()));
+        let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
+        let fut = self.request_with_input(method::RESOURCES_READ, params, None, &mut sink);
+        let v = with_timeout(self.inner.timeout, fut).await?;
+        decode(method::RESOURCES_READ, v)
+    }
+
+    /// `prompts/list`, every page.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
+        let fut = self.list_all(method::PROMPTS_LIST, "prompts");
+        with_timeout(self.inner.timeout, fut).await
+    }
+
+    /// `prompts/get` with string arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult> {
+        let mut params = Map::new();
+        params.insert("name".to_owned(), Value::String(name.to_owned()));
+        if !arguments.is_empty() {
+            let args = arguments
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            params.insert("arguments".to_owned(), Value::Object(args));
+        }
+        let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
+        let fut = self.request_with_input(method::PROMPTS_GET, params, None, &mut sink);
+        let v = with_timeout(self.inner.timeout, fut).await?;
+        decode(method::PROMPTS_GET, v)
+    }
+
+    /// `completion/complete` for one argument of a prompt or resource template.
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Result<CompleteResult> {
+        let mut params = Map::new();
+        let reference = serde_json::to_value(reference)
+            .map_err(|e| Error::config(format!("cannot encode the reference: {e}")))?;
+        params.insert("ref".to_owned(), reference);
+        let mut arg = Map::new();
+        arg.insert("name".to_owned(), Value::String(argument.to_owned()));
+        arg.insert("value".to_owned(), Value::String(value.to_owned()));
+        params.insert("argument".to_owned(), Value::Object(arg));
+        if !context.is_empty() {
+            let args: Map<String, Value> = context
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            let mut ctx = Map::new();
+            ctx.insert("arguments".to_owned(), Value::Object(args));
+            params.insert("context".to_owned(), Value::Object(ctx));
+        }
+        let fut = self.request(method::COMPLETE, params);
+        let v = with_timeout(self.inner.timeout, fut).await?;
+        decode(method::COMPLETE, v)
+    }
+}
+
+/// A configured `tools/call` (from [`Client::tool_call`]).
+///
+/// Dropping the future returned by [`send`](Self::send) closes the response stream, which is
+/// how Streamable HTTP cancels a request (A8 item 71).
+#[must_use = "a ToolCall does nothing until sent"]
+pub struct ToolCall {
+    client: Client,
+    name: String,
+    arguments: Value,
+    progress: Option<ProgressFn>,
+    log: Option<LogFn>,
+    log_level: Option<LoggingLevel>,
+    timeout: Option<Duration>,
+    cancel: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("name", &self.name)
+            .field("arguments", &self.arguments)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolCall {
+    /// The arguments: a JSON object (or `null` for none).
+    pub fn arguments(mut self, arguments: Value) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    /// Asks for progress (sends a `progressToken`) and calls `f` for each notification while
+    /// the call runs.
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Asks for log messages at or above `level` and calls `f` for each one.
+    pub fn on_log(
+        mut self,
+        level: LoggingLevel,
+        f: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.log_level = Some(level);
+        self.log = Some(Arc::new(f));
+        self
+    }
+
+    /// Overrides the client's timeout for this call (`None`: no timeout).
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Cancels the call (closing its stream) when `token` is cancelled; the call then fails
+    /// with an error for which [`Error::is_cancelled`] is true.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Sends the call, running the MRTR loop, and returns the final result. A tool-level
+    /// failure is a result with `isError: true`, not an `Err`.
+    pub async fn send(self) -> Result<CallToolResult> {
+        let mut params = Map::new();
+        params.insert("name".to_owned(), Value::String(self.name.clone()));
+        let arguments = object_arg("tool arguments", self.arguments)?;
+        params.insert("arguments".to_owned(), Value::Object(arguments));
+        let mut meta_obj = Map::new();
+        let token = self.progress.as_ref().map(|_| {
+            RequestId::from(format!(
+                "smcp-progress-{}",
+                NEXT_PROGRESS.fetch_add(1, Ordering::Relaxed)
+            ))
+        });
+        if let Some(t) = &token {
+            meta_obj.insert(meta::PROGRESS_TOKEN.to_owned(), t.to_value());
+        }
+        if let Some(level) = &self.log_level {
+            meta_obj.insert(
+                meta::LOG_LEVEL.to_owned(),
+                serde_json::to_value(level).unwrap_or(Value::Null),
+            );
+        }
+        if !meta_obj.is_empty() {
+            params.insert("_meta".to_owned(), Value::Object(meta_obj));
+        }
+        let progress = self.progress.clone();
+        let log = self.log.clone();
+        let mut sink = move |n: Notification| match n.method.as_str() {
+            method::PROGRESS => {
+                if let (Some(f), Some(p)) = (&progress, n.params) {
+                    match serde_json::from_value::<ProgressNotificationParams>(p) {
+                        Ok(p) if Some(&p.progress_token) == token.as_ref() => f(p),
+                        Ok(_) => tracing::debug!("progress for another token ignored"),
+                        Err(e) => tracing::warn!(error = %e, "malformed progress notification"),
+                    }
+                }
+            }
+            method::MESSAGE => {
+                if let (Some(f), Some(p)) = (&log, n.params) {
+                    match serde_json::from_value::<LoggingMessageNotificationParams>(p) {
+                        Ok(p) => f(p),
+                        Err(e) => tracing::warn!(error = %e, "malformed log notification"),
+                    }
+                }
+            }
+            other => tracing::debug!(method = %other, "notification ignored"),
+        };
+        let client = self.client.clone();
+        let name = self.name.clone();
+        let call = async move {
+            client
+                .request_with_input(method::TOOLS_CALL, params, Some(&name), &mut sink)
+                .await
+        };
+        let call = with_timeout(self.timeout, call);
+        let v = match self.cancel {
+            None => call.await?,
+            Some(token) => tokio::select! {
+                r = call => r?,
+                () = token.cancelled() => return Err(Error::new(Kind::Cancelled)),
+            },
+        };
+        decode(method::TOOLS_CALL, v)
+    }
+}

@@ -1,0 +1,281 @@
+//! Optional result cache following the CacheableResult rules (A11).
+//!
+//! * Only the six cacheable methods, only `complete` results, never an MRTR retry (a request
+//!   carrying `inputResponses` or `requestState`).
+//! * Keyed by method and the params without `_meta`, so a different method or differently
+//!   keyed params never hit.
+//! * `ttlMs` absent or negative → 0 (not stored); fresh while `now < received + ttlMs`.
+//! * `private` entries are keyed by the client's authorization context too, so a cache shared
+//!   between clients with different credentials never serves one's private data to another;
+//!   `public` entries are shared.
+//! * A `list_changed` notification drops the matching lists; `resources/updated` drops that
+//!   resource's reads; an invalid cursor drops every cached page of that list.
+//! * The cache never polls.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use smcp_proto::messages::method;
+use tokio::time::Instant;
+
+/// A result cache that [`crate::ClientBuilder::cache`] installs; clone it to share it between
+/// clients (public entries are shared, private ones stay per authorization context).
+#[derive(Debug, Clone, Default)]
+pub struct Cache {
+    entries: Arc<Mutex<HashMap<Key, Entry>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    method: String,
+    /// Canonical JSON of the params without `_meta`.
+    params: String,
+    /// Empty for public entries; the authorization context for private ones.
+    context: String,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    value: Value,
+    expires: Instant,
+}
+
+/// The methods whose results are cacheable.
+fn cacheable(method_name: &str) -> bool {
+    matches!(
+        method_name,
+        method::DISCOVER
+            | method::TOOLS_LIST
+            | method::PROMPTS_LIST
+            | method::RESOURCES_LIST
+            | method::RESOURCES_TEMPLATES_LIST
+            | method::RESOURCES_READ
+    )
+}
+
+/// The params as a key: `_meta` removed, serialized (serde_json keeps insertion order, and the
+/// client builds params the same way every time).
+fn params_key(params: &Map<String, Value>) -> Option<String> {
+    if params.contains_key("inputResponses") || params.contains_key("requestState") {
+        return None;
+    }
+    let mut p = params.clone();
+    p.remove("_meta");
+    serde_json::to_string(&p).ok()
+}
+
+impl Cache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A fresh cached result for this request, if any (private first, then public).
+    pub(crate) fn get(
+        &self,
+        method_name: &str,
+        params: &Map<String, Value>,
+        context: &str,
+    ) -> Option<Value> {
+        if !cacheable(method_name) {
+            return None;
+        }
+        let params = params_key(params)?;
+        let now = Instant::now();
+        let mut entries = self.lock();
+        for ctx in [context, ""] {
+            let key = Key {
+                method: method_name.to_owned(),
+                params: params.clone(),
+                context: ctx.to_owned(),
+            };
+            match entries.get(&key) {
+                Some(e) if now < e.expires => return Some(e.value.clone()),
+                Some(_) => {
+                    entries.remove(&key);
+                }
+                None => {}
+            }
+        }
+        None
+    }
+
+    /// Stores a result if the rules allow it.
+    pub(crate) fn put(
+        &self,
+        method_name: &str,
+        params: &Map<String, Value>,
+        context: &str,
+        result: &Value,
+    ) {
+        if !cacheable(method_name) {
+            return;
+        }
+        let Some(params) = params_key(params) else {
+            return;
+        };
+        if !matches!(
+            result.get("resultType").and_then(Value::as_str),
+            None | Some("complete")
+        ) {
+            return;
+        }
+        let ttl = match result.get("ttlMs") {
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| n.as_f64().filter(|f| *f > 0.0).map(|f| f as u64))
+                .unwrap_or(0),
+            _ => 0,
+        };
+        if ttl == 0 {
+            return;
+        }
+        let public = result.get("cacheScope").and_then(Value::as_str) == Some("public");
+        let key = Key {
+            method: method_name.to_owned(),
+            params,
+            context: if public {
+                String::new()
+            } else {
+                context.to_owned()
+            },
+        };
+        let expires = Instant::now() + Duration::from_millis(ttl);
+        self.lock().insert(
+            key,
+            Entry {
+                value: result.clone(),
+                expires,
+            },
+        );
+    }
+
+    /// Drops every cached result of `method_name`.
+    pub fn invalidate_method(&self, method_name: &str) {
+        self.lock().retain(|k, _| k.method != method_name);
+    }
+
+    /// Drops the cached reads of one resource URI.
+    pub fn invalidate_resource(&self, uri: &str) {
+        self.lock().retain(|k, _| {
+            k.method != method::RESOURCES_READ
+                || serde_json::from_str::<Value>(&k.params)
+                    .ok()
+                    .and_then(|p| p.get("uri").and_then(Value::as_str).map(|u| u != uri))
+                    .unwrap_or(true)
+        });
+    }
+
+    /// Applies a notification seen on a `subscriptions/listen` stream.
+    pub(crate) fn on_notification(&self, notification_method: &str, params: Option<&Value>) {
+        match notification_method {
+            method::TOOLS_LIST_CHANGED => self.invalidate_method(method::TOOLS_LIST),
+            method::PROMPTS_LIST_CHANGED => self.invalidate_method(method::PROMPTS_LIST),
+            method::RESOURCES_LIST_CHANGED => {
+                self.invalidate_method(method::RESOURCES_LIST);
+                self.invalidate_method(method::RESOURCES_TEMPLATES_LIST);
+            }
+            method::RESOURCES_UPDATED => {
+                if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                    self.invalidate_resource(uri);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Number of stored entries (fresh or not), for tests and diagnostics.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn follows_ttl_scope_and_invalidation() {
+        let cache = Cache::new();
+        let p = obj(json!({"_meta": {"a": 1}}));
+        let r =
+            json!({"resultType": "complete", "tools": [], "ttlMs": 1000, "cacheScope": "private"});
+        cache.put("tools/list", &p, "alice", &r);
+        assert_eq!(
+            cache.get("tools/list", &obj(json!({})), "alice"),
+            Some(r.clone())
+        );
+        assert_eq!(
+            cache.get("tools/list", &p, "bob"),
+            None,
+            "private is per context"
+        );
+        assert_eq!(cache.get("prompts/list", &p, "alice"), None, "other method");
+        assert_eq!(
+            cache.get("tools/list", &obj(json!({"cursor": "x"})), "alice"),
+            None
+        );
+        tokio::time::advance(Duration::from_millis(1001)).await;
+        assert_eq!(cache.get("tools/list", &p, "alice"), None, "expired");
+
+        let public = json!({"resultType": "complete", "contents": [], "ttlMs": 1000, "cacheScope": "public"});
+        let read = obj(json!({"uri": "a://x"}));
+        cache.put("resources/read", &read, "alice", &public);
+        assert!(
+            cache.get("resources/read", &read, "bob").is_some(),
+            "public is shared"
+        );
+        cache.on_notification(
+            "notifications/resources/updated",
+            Some(&json!({"uri": "a://x"})),
+        );
+        assert!(cache.get("resources/read", &read, "bob").is_none());
+    }
+
+    #[test]
+    fn never_caches_retries_zero_negative_or_incomplete() {
+        let cache = Cache::new();
+        let retry = obj(json!({"uri": "a://x", "requestState": "s"}));
+        let ok = json!({"contents": [], "ttlMs": 1000});
+        cache.put("resources/read", &retry, "", &ok);
+        cache.put(
+            "resources/read",
+            &obj(json!({})),
+            "",
+            &json!({"contents": [], "ttlMs": -5}),
+        );
+        cache.put(
+            "resources/read",
+            &obj(json!({})),
+            "",
+            &json!({"contents": []}),
+        );
+        cache.put(
+            "resources/read",
+            &obj(json!({})),
+            "",
+            &json!({"resultType": "input_required", "ttlMs": 1000}),
+        );
+        cache.put("tools/call", &obj(json!({})), "", &ok);
+        assert!(cache.is_empty());
+    }
+}

@@ -1,0 +1,597 @@
+//! [`Client`] and [`ClientBuilder`]: the request path shared by every method.
+//!
+//! One logical call = one or more POSTs: a version renegotiation after −32022, a tool list
+//! refresh after a −32020 caused by `Mcp-Param-*` headers, and MRTR rounds each send a new
+//! request with a new id. A broken stream is never retried.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use smcp_proto::basic::Implementation;
+use smcp_proto::capabilities::ClientCapabilities;
+use smcp_proto::error::{HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION};
+use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
+use smcp_proto::meta;
+use smcp_proto::patterns::mrtr::InputRequiredResult;
+use smcp_proto::x_mcp_header::HeaderParam;
+use tracing::Instrument;
+
+use crate::cache::Cache;
+use crate::error::{Error, Kind, Result};
+use crate::headers::{ToolCatalog, request_headers};
+use crate::mrtr::{InputHandler, fulfil};
+use crate::transport::{ResponseStream, Transport};
+
+/// Default cap on MRTR rounds of one logical call (A6 item 63).
+pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
+/// Default timeout of one logical call.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest number of pages one list call follows.
+const MAX_PAGES: usize = 10_000;
+
+/// Receives the notifications that arrive on a request's response stream.
+pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Notification) + Send);
+
+/// Configures a [`Client`].
+#[derive(Debug)]
+pub struct ClientBuilder {
+    url: String,
+    headers: HeaderMap,
+    header_error: Option<String>,
+    timeout: Option<Duration>,
+    connect_timeout: Option<Duration>,
+    client_info: Option<Implementation>,
+    handler: Option<HandlerBox>,
+    max_rounds: u32,
+    cache: Option<Cache>,
+}
+
+/// An installed input handler (a newtype so the builder can be `Debug`).
+#[derive(Clone)]
+pub(crate) struct HandlerBox(pub(crate) Arc<dyn InputHandler>);
+
+impl std::fmt::Debug for HandlerBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InputHandler({:?})", self.0.kinds())
+    }
+}
+
+impl ClientBuilder {
+    fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: HeaderMap::new(),
+            header_error: None,
+            timeout: Some(DEFAULT_TIMEOUT),
+            connect_timeout: Some(Duration::from_secs(10)),
+            client_info: Some(Implementation::new(
+                "smcp-client",
+                env!("CARGO_PKG_VERSION"),
+            )),
+            handler: None,
+            max_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            cache: None,
+        }
+    }
+
+    /// Timeout of one logical call (all its rounds); `None` waits forever. Default 60 s.
+    /// When it fires, the response stream is closed, which cancels the request server-side.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Timeout for establishing a connection. Default 10 s.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Adds a header to every POST (e.g. `Authorization`). Invalid names or values are
+    /// reported by [`build`](Self::build).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(v)) => {
+                self.headers.append(n, v);
+            }
+            _ => self.header_error = Some(format!("invalid header {name:?}")),
+        }
+        self
+    }
+
+    /// The `clientInfo` sent in every request's `_meta` (default: `smcp-client` and its version).
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = Some(info);
+        self
+    }
+
+    /// Stops sending `clientInfo`.
+    pub fn without_client_info(mut self) -> Self {
+        self.client_info = None;
+        self
+    }
+
+    /// Installs the handler that answers elicitation, sampling and roots input requests. The
+    /// client declares exactly the kinds it names as capabilities.
+    pub fn input_handler(mut self, handler: impl InputHandler) -> Self {
+        self.handler = Some(HandlerBox(Arc::new(handler)));
+        self
+    }
+
+    /// Caps the MRTR rounds of one call (default 8).
+    pub fn max_input_rounds(mut self, rounds: u32) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// Enables result caching with `cache` (clone one [`Cache`] into several builders to share
+    /// public entries).
+    pub fn cache(mut self, cache: Cache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// Builds the client. Fails on an invalid URL or header.
+    pub fn build(self) -> Result<Client> {
+        if let Some(e) = self.header_error {
+            return Err(Error::config(e));
+        }
+        // Private cache entries belong to the credentials in use (A11 item 77).
+        let auth_context = ["authorization", "cookie"]
+            .iter()
+            .flat_map(|h| self.headers.get_all(*h))
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let transport = Transport::new(&self.url, self.headers, self.connect_timeout)?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                transport,
+                versions: vec![smcp_proto::PROTOCOL_VERSION.to_owned()],
+                version: Mutex::new(smcp_proto::PROTOCOL_VERSION.to_owned()),
+                client_info: self.client_info,
+                handler: self.handler,
+                timeout: self.timeout,
+                max_rounds: self.max_rounds,
+                next_id: AtomicI64::new(1),
+                catalog: Mutex::new(ToolCatalog::default()),
+                cache: self.cache,
+                auth_context,
+            }),
+        })
+    }
+}
+
+/// A 2026-07-28 Streamable HTTP client for one MCP endpoint. Cheap to clone; clones share the
+/// tool catalog, the negotiated version and the cache.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    transport: Transport,
+    /// Versions this client speaks, preferred first.
+    versions: Vec<String>,
+    /// The version in use (changes after a −32022 negotiation).
+    version: Mutex<String>,
+    client_info: Option<Implementation>,
+    handler: Option<HandlerBox>,
+    pub(crate) timeout: Option<Duration>,
+    max_rounds: u32,
+    next_id: AtomicI64,
+    catalog: Mutex<ToolCatalog>,
+    pub(crate) cache: Option<Cache>,
+    auth_context: String,
+}
+
+/// How a result ended, from its `resultType` (A5 item 54).
+enum ResultKind {
+    Complete,
+    InputRequired,
+}
+
+fn result_kind(result: &Value) -> Result<ResultKind> {
+    if !result.is_object() {
+        return Err(Error::protocol("the result is not a JSON object"));
+    }
+    match result.get("resultType") {
+        None => Ok(ResultKind::Complete),
+        Some(Value::String(s)) if s == "complete" => Ok(ResultKind::Complete),
+        Some(Value::String(s)) if s == "input_required" => Ok(ResultKind::InputRequired),
+        Some(other) => Err(Error::protocol(format!(
+            "unknown resultType {other} (this client understands \"complete\" and \"input_required\")"
+        ))),
+    }
+}
+
+/// Decodes a result into its typed form; a mismatch is the server's fault.
+pub(crate) fn decode<T: DeserializeOwned>(method_name: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value)
+        .map_err(|e| Error::protocol(format!("malformed {method_name} result: {e}")))
+}
+
+/// Reads messages until the response to `id`, passing notifications to `sink`.
+pub(crate) async fn read_response(
+    stream: &mut ResponseStream,
+    id: &RequestId,
+    sink: Sink<'_>,
+) -> Result<Value> {
+    loop {
+        match stream.next_message().await? {
+            None => return Err(Error::new(Kind::StreamBroken)),
+            Some(Message::Notification(n)) => sink(n),
+            Some(Message::Request(r)) => {
+                return Err(Error::protocol(format!(
+                    "the server sent a JSON-RPC request ({:?}) on a response stream; servers \
+                     must use InputRequiredResult instead",
+                    r.method
+                )));
+            }
+            Some(Message::Result(r)) if &r.id == id => return Ok(r.result),
+            Some(Message::Result(r)) => {
+                return Err(Error::protocol(format!(
+                    "response id {} does not match request id {id}",
+                    r.id
+                )));
+            }
+            Some(Message::Error(e)) if e.id.is_none() || e.id.as_ref() == Some(id) => {
+                return Err(Error::new(Kind::Rpc {
+                    status: Some(200),
+                    error: e.error,
+                }));
+            }
+            Some(Message::Error(e)) => {
+                return Err(Error::protocol(format!(
+                    "error response id {} does not match request id {id}",
+                    e.id.map(|i| i.to_string()).unwrap_or_default()
+                )));
+            }
+        }
+    }
+}
+
+/// Runs `fut` under the call's timeout.
+pub(crate) async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    fut: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    match timeout {
+        None => fut.await,
+        Some(d) => tokio::time::timeout(d, fut)
+            .await
+            .unwrap_or_else(|_| Err(Error::new(Kind::Timeout(d)))),
+    }
+}
+
+impl Client {
+    /// Starts configuring a client for the endpoint `url` (e.g. `http://127.0.0.1:8931/mcp`).
+    pub fn builder(url: impl Into<String>) -> ClientBuilder {
+        ClientBuilder::new(url)
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &str {
+        self.inner.transport.url()
+    }
+
+    /// The protocol version currently sent.
+    pub fn protocol_version(&self) -> String {
+        self.inner
+            .version
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The capabilities declared on every request (from the installed input handler).
+    pub fn capabilities(&self) -> ClientCapabilities {
+        self.inner
+            .handler
+            .as_ref()
+            .map(|h| h.0.kinds().to_capabilities())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::from(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub(crate) fn catalog(&self) -> std::sync::MutexGuard<'_, ToolCatalog> {
+        self.inner
+            .catalog
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds the required `_meta` members (A4 items 44–45), keeping any already there.
+    fn stamp_meta(&self, params: &mut Map<String, Value>) {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Value::Object(m) = meta {
+            m.insert(
+                meta::PROTOCOL_VERSION.to_owned(),
+                Value::String(self.protocol_version()),
+            );
+            m.insert(
+                meta::CLIENT_CAPABILITIES.to_owned(),
+                serde_json::to_value(self.capabilities())
+                    .unwrap_or_else(|_| Value::Object(Map::new())),
+            );
+            if let Some(info) = &self.inner.client_info
+                && let Ok(v) = serde_json::to_value(info)
+            {
+                m.insert(meta::CLIENT_INFO.to_owned(), v);
+            }
+        }
+    }
+
+    /// Sends one request with a fresh id and returns its id and response stream.
+    pub(crate) async fn open(
+        &self,
+        method_name: &str,
+        mut params: Map<String, Value>,
+        header_params: &[HeaderParam],
+    ) -> Result<(RequestId, ResponseStream)> {
+        self.stamp_meta(&mut params);
+        let headers = request_headers(
+            &self.protocol_version(),
+            method_name,
+            &params,
+            header_params,
+        )?;
+        let id = self.next_id();
+        let request = Request {
+            id: id.clone(),
+            method: method_name.to_owned(),
+            params: Some(Value::Object(params)),
+        };
+        let stream = self.inner.transport.post(&request, headers).await?;
+        Ok((id, stream))
+    }
+
+    /// Switches to a version from `data.supported` after −32022 (A3 item 37). Returns false
+    /// when none is mutually supported.
+    fn negotiate(&self, error: &Error) -> bool {
+        let Some(data) = error
+            .jsonrpc_error()
+            .and_then(|e| e.unsupported_version_data())
+        else {
+            return false;
+        };
+        let Some(choice) = self
+            .inner
+            .versions
+            .iter()
+            .find(|v| data.supported.iter().any(|s| s == *v))
+        else {
+            return false;
+        };
+        tracing::info!(version = %choice, rejected = %data.requested, "server asked for another protocol version; retrying");
+        *self
+            .inner
+            .version
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = choice.clone();
+        true
+    }
+
+    /// One request/response exchange, renegotiating the version once on −32022.
+    pub(crate) async fn exchange(
+        &self,
+        method_name: &str,
+        params: &Map<String, Value>,
+        header_params: &[HeaderParam],
+        sink: Sink<'_>,
+    ) -> Result<Value> {
+        let mut renegotiated = false;
+        loop {
+            let attempt = async {
+                let (id, mut stream) = self
+                    .open(method_name, params.clone(), header_params)
+                    .await?;
+                tracing::Span::current().record("id", tracing::field::display(&id));
+                read_response(&mut stream, &id, sink).await
+            };
+            let span = tracing::debug_span!("mcp_request", method = %method_name, id = tracing::field::Empty);
+            match attempt.instrument(span).await {
+                Err(e)
+                    if !renegotiated
+                        && e.jsonrpc_code() == Some(UNSUPPORTED_PROTOCOL_VERSION)
+                        && self.negotiate(&e) =>
+                {
+                    renegotiated = true;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A request whose method may never return `InputRequiredResult` (lists, discover,
+    /// completion), with caching.
+    pub(crate) async fn request(
+        &self,
+        method_name: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value> {
+        if let Some(cache) = &self.inner.cache
+            && let Some(hit) = cache.get(method_name, &params, &self.inner.auth_context)
+        {
+            tracing::debug!(method = %method_name, "served from cache");
+            return Ok(hit);
+        }
+        let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
+        let result = self.exchange(method_name, &params, &[], &mut sink).await?;
+        match result_kind(&result)? {
+            ResultKind::Complete => {}
+            ResultKind::InputRequired => {
+                return Err(Error::protocol(format!(
+                    "{method_name} returned an InputRequiredResult, which only tools/call, \
+                     resources/read and prompts/get may return"
+                )));
+            }
+        }
+        if let Some(cache) = &self.inner.cache {
+            cache.put(method_name, &params, &self.inner.auth_context, &result);
+        }
+        Ok(result)
+    }
+
+    /// A request that may need input (`tools/call`, `resources/read`, `prompts/get`): the MRTR
+    /// loop (A6 items 59–60, 63) plus the one-time tool list refresh after −32020.
+    pub(crate) async fn request_with_input(
+        &self,
+        method_name: &str,
+        params: Map<String, Value>,
+        tool: Option<&str>,
+        sink: Sink<'_>,
+    ) -> Result<Value> {
+        let cache = self.inner.cache.as_ref();
+        if let Some(hit) = cache.and_then(|c| c.get(method_name, &params, &self.inner.auth_context))
+        {
+            return Ok(hit);
+        }
+        let mut header_params = match tool {
+            Some(name) => self.catalog().params_for(name)?,
+            None => Vec::new(),
+        };
+        let mut refreshed = false;
+        let mut retry = params.clone();
+        let mut rounds = 0u32;
+        loop {
+            let result = match self
+                .exchange(method_name, &retry, &header_params, sink)
+                .await
+            {
+                Err(e)
+                    if e.jsonrpc_code() == Some(HEADER_MISMATCH)
+                        && !refreshed
+                        && let Some(name) = tool =>
+                {
+                    // The schema may have changed since we built the Mcp-Param-* headers.
+                    tracing::info!(tool = %name, error = %e, "header mismatch; refreshing the tool list once");
+                    refreshed = true;
+                    self.list_tools().await?;
+                    header_params = self.catalog().params_for(name)?;
+                    continue;
+                }
+                other => other?,
+            };
+            match result_kind(&result)? {
+                ResultKind::Complete => {
+                    if rounds == 0
+                        && let Some(c) = cache
+                    {
+                        c.put(method_name, &params, &self.inner.auth_context, &result);
+                    }
+                    return Ok(result);
+                }
+                ResultKind::InputRequired => {}
+            }
+            if rounds >= self.inner.max_rounds {
+                return Err(Error::new(Kind::MrtrLimit(rounds + 1)));
+            }
+            rounds += 1;
+            let input: InputRequiredResult = decode(method_name, result)?;
+            if input.input_requests.is_none() && input.request_state.is_none() {
+                return Err(Error::protocol(
+                    "an InputRequiredResult must carry inputRequests or requestState",
+                ));
+            }
+            // Each retry starts from the original params: responses and state are used on
+            // this retry only, never carried further (A6 item 60).
+            retry = params.clone();
+            if let Some(requests) = input.input_requests {
+                let handler = self.inner.handler.as_ref().map(|h| &*h.0);
+                let responses = fulfil(handler, requests).await?;
+                retry.insert("inputResponses".to_owned(), Value::Object(responses));
+            }
+            if let Some(state) = input.request_state {
+                retry.insert("requestState".to_owned(), Value::String(state));
+            }
+            tracing::debug!(method = %method_name, round = rounds, "retrying with input");
+        }
+    }
+
+    /// Follows `nextCursor` through every page of a list, collecting `key`.
+    pub(crate) async fn list_all<T: DeserializeOwned>(
+        &self,
+        method_name: &str,
+        key: &str,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let mut params = Map::new();
+            if let Some(c) = &cursor {
+                params.insert("cursor".to_owned(), Value::String(c.clone()));
+            }
+            let page = match self.request(method_name, params).await {
+                Err(e) if cursor.is_some() && e.jsonrpc_code() == Some(INVALID_PARAMS) => {
+                    // An invalid cursor invalidates every cached page of this list (A11 item 78).
+                    if let Some(c) = &self.inner.cache {
+                        c.invalidate_method(method_name);
+                    }
+                    return Err(e);
+                }
+                other => other?,
+            };
+            let Value::Object(mut page) = page else {
+                return Err(Error::protocol(format!(
+                    "{method_name} result is not an object"
+                )));
+            };
+            let items = page.remove(key).unwrap_or(Value::Array(Vec::new()));
+            let items: Vec<T> = decode(method_name, items)?;
+            out.extend(items);
+            match page.remove("nextCursor") {
+                Some(Value::String(next)) => {
+                    if !seen.insert(next.clone()) {
+                        return Err(Error::protocol(format!(
+                            "{method_name} returned the cursor {next:?} twice (pagination loop)"
+                        )));
+                    }
+                    cursor = Some(next);
+                }
+                None | Some(Value::Null) => return Ok(out),
+                Some(other) => {
+                    return Err(Error::protocol(format!(
+                        "{method_name} nextCursor must be a string, got {other}"
+                    )));
+                }
+            }
+        }
+        Err(Error::protocol(format!(
+            "{method_name} has more than {MAX_PAGES} pages"
+        )))
+    }
+
+    /// Whether a `tools/list` has been seen that names `tool`.
+    pub fn knows_tool(&self, tool: &str) -> bool {
+        self.catalog().knows(tool)
+    }
+}
+
+/// Makes a JSON object of `value`: an object as is, `null` as empty, anything else an error.
+pub(crate) fn object_arg(what: &str, value: Value) -> Result<Map<String, Value>> {
+    match value {
+        Value::Object(m) => Ok(m),
+        Value::Null => Ok(Map::new()),
+        other => Err(Error::config(format!(
+            "{what} must be a JSON object, got {other}"
+        ))),
+    }
+}

@@ -1,0 +1,227 @@
+//! The public error type: opaque, with predicates (hyper style).
+//!
+//! Callers ask [`Error::is_timeout`], [`Error::jsonrpc_code`], [`Error::status`] and friends
+//! instead of matching on variants, so the private [`Kind`] can grow without breaking anyone.
+//! The `Display` text is meant for people and is not a stable interface.
+
+use std::fmt;
+
+use smcp_proto::error::ErrorObject;
+
+/// Everything that can go wrong talking to an MCP server.
+pub struct Error {
+    inner: Box<Kind>,
+}
+
+/// The private classification behind [`Error`].
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Kind {
+    /// The builder got an unusable URL, header or option.
+    #[error("invalid client configuration: {0}")]
+    Config(String),
+    /// The HTTP request could not be sent or its body could not be read.
+    #[error("HTTP transport error: {0}")]
+    Transport(#[source] reqwest::Error),
+    /// The request took longer than its timeout; its stream was closed.
+    #[error("request timed out after {0:?}")]
+    Timeout(std::time::Duration),
+    /// The caller cancelled the request; its stream was closed.
+    #[error("request cancelled")]
+    Cancelled,
+    /// A non-success HTTP status without a JSON-RPC error body.
+    #[error("HTTP {status}{}", hint_for(*status, body))]
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// The start of the body, for the message.
+        body: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{}JSON-RPC error {}: {}", status.map(|s| format!("HTTP {s}, ")).unwrap_or_default(), error.code, error.message)]
+    Rpc {
+        /// The HTTP status that carried it (200 for errors produced after dispatch).
+        status: Option<u16>,
+        /// The error object.
+        error: ErrorObject,
+    },
+    /// 400/404/405 without a modern error body: the server predates 2026-07-28.
+    #[error(
+        "HTTP {status} without an MCP 2026-07-28 error body: the server speaks an older MCP \
+         revision (stateful `initialize` era), which this client does not support yet"
+    )]
+    OlderRevision {
+        /// The status code.
+        status: u16,
+    },
+    /// The server broke the protocol (bad SSE, wrong id, a request on a stream, bad shapes…).
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The response stream ended before the response to the request arrived.
+    #[error("the response stream ended before the response arrived (the request is lost)")]
+    StreamBroken,
+    /// The server kept asking for input past the client's round cap.
+    #[error("the server asked for input {0} times in a row; giving up (MRTR round cap)")]
+    MrtrLimit(u32),
+    /// The input handler could not answer an input request.
+    #[error("input handler failed for {method}: {message}")]
+    InputHandler {
+        /// The input request's method.
+        method: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The tool was dropped from the tool list because its `x-mcp-header` annotations are
+    /// invalid, so the client refuses to call it.
+    #[error("tool {name:?} is unusable: {reason}")]
+    InvalidTool {
+        /// The tool name.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+}
+
+fn hint_for(status: u16, body: &str) -> String {
+    let hint = match status {
+        413 => " (payload too large: the server refused the request size)",
+        431 => {
+            " (request header fields too large: shorten the x-mcp-header values or the extra headers)"
+        }
+        _ => "",
+    };
+    if body.is_empty() {
+        hint.to_owned()
+    } else {
+        format!("{hint}: {body}")
+    }
+}
+
+impl Error {
+    pub(crate) fn new(kind: Kind) -> Self {
+        Self {
+            inner: Box::new(kind),
+        }
+    }
+
+    pub(crate) fn protocol(message: impl Into<String>) -> Self {
+        Self::new(Kind::Protocol(message.into()))
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Self::new(Kind::Config(message.into()))
+    }
+
+    /// The request ran past its timeout (the stream was closed).
+    pub fn is_timeout(&self) -> bool {
+        match &*self.inner {
+            Kind::Timeout(_) => true,
+            Kind::Transport(e) => e.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// The request was cancelled by the caller.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(*self.inner, Kind::Cancelled)
+    }
+
+    /// The connection could not be made or broke at the HTTP level.
+    pub fn is_connect(&self) -> bool {
+        matches!(&*self.inner, Kind::Transport(_))
+    }
+
+    /// The server answered with a non-success HTTP status.
+    pub fn is_http_status(&self) -> bool {
+        self.status().is_some_and(|s| !(200..300).contains(&s))
+    }
+
+    /// The HTTP status of the response that carried this error, if there was one.
+    pub fn status(&self) -> Option<u16> {
+        match &*self.inner {
+            Kind::HttpStatus { status, .. } | Kind::OlderRevision { status } => Some(*status),
+            Kind::Rpc { status, .. } => *status,
+            Kind::Transport(e) => e.status().map(|s| s.as_u16()),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC error code, when the server answered with a JSON-RPC error.
+    pub fn jsonrpc_code(&self) -> Option<i64> {
+        self.jsonrpc_error().map(|e| e.code)
+    }
+
+    /// The whole JSON-RPC error object (code, message, data), when there is one.
+    pub fn jsonrpc_error(&self) -> Option<&ErrorObject> {
+        match &*self.inner {
+            Kind::Rpc { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The server broke the protocol: malformed SSE or JSON, a response with the wrong id, a
+    /// JSON-RPC request on a response stream, an unknown `resultType`, an `InputRequiredResult`
+    /// from a method that may not return one, or a result of the wrong shape.
+    pub fn is_protocol_violation(&self) -> bool {
+        matches!(*self.inner, Kind::Protocol(_))
+    }
+
+    /// The response stream ended before the response arrived. The request is lost; it is
+    /// never retried automatically (a `tools/call` may have had effects).
+    pub fn is_stream_broken(&self) -> bool {
+        matches!(*self.inner, Kind::StreamBroken)
+    }
+
+    /// The server answered like a pre-2026-07-28 server (400/404/405 without a modern error).
+    pub fn is_older_revision(&self) -> bool {
+        matches!(*self.inner, Kind::OlderRevision { .. })
+    }
+
+    /// The MRTR round cap was reached.
+    pub fn is_mrtr_limit(&self) -> bool {
+        matches!(*self.inner, Kind::MrtrLimit(_))
+    }
+
+    /// The installed input handler failed or does not handle the requested kind.
+    pub fn is_input_handler(&self) -> bool {
+        matches!(*self.inner, Kind::InputHandler { .. })
+    }
+
+    /// The client refused to call a tool whose `x-mcp-header` annotations are invalid.
+    pub fn is_invalid_tool(&self) -> bool {
+        matches!(*self.inner, Kind::InvalidTool { .. })
+    }
+
+    /// The client was configured with an unusable option (URL, header, …).
+    pub fn is_config(&self) -> bool {
+        matches!(*self.inner, Kind::Config(_))
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("smcp_client::Error")
+            .field(&self.inner)
+            .finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.inner, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&*self.inner)
+    }
+}
+
+impl From<Kind> for Error {
+    fn from(kind: Kind) -> Self {
+        Self::new(kind)
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

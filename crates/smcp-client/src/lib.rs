@@ -1,0 +1,41 @@
+//! MCP **2026-07-28** Streamable HTTP client.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), smcp_client::Error> {
+//! let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").build()?;
+//! let tools = client.list_tools().await?;
+//! let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Layout
+//!
+//! | module | what |
+//! |---|---|
+//! | `client` | [`Client`], [`ClientBuilder`], the request path: `_meta`, version negotiation, MRTR loop, pagination |
+//! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`], resources, prompts, completion) |
+//! | `transport` | the reqwest POST and the incremental JSON/SSE response reader |
+//! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
+//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots) and the declared capabilities |
+//! | `listen` | `subscriptions/listen` as a [`Subscription`] stream |
+//! | `cache` | the optional [`Cache`] (CacheableResult rules) |
+//! | `error` | the opaque [`Error`] with predicates |
+
+mod api;
+mod cache;
+mod client;
+mod error;
+mod headers;
+mod listen;
+mod mrtr;
+mod transport;
+
+pub use api::ToolCall;
+pub use cache::Cache;
+pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
+pub use error::{Error, Result};
+pub use futures_util::future::BoxFuture;
+pub use listen::{Subscription, SubscriptionEvent};
+pub use mrtr::{HandlerError, InputHandler, InputKinds};
+pub use smcp_proto as proto;
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,170 @@
+//! Multi Round-Trip Requests, client side (A6): the [`InputHandler`] a host installs and the
+//! helpers that answer an `InputRequiredResult`.
+//!
+//! The client loop itself lives in `client.rs` (`Client::request_with_input`): it retries the
+//! same method and params with a *new* JSON-RPC id, the `inputResponses` produced here and the
+//! `requestState` copied byte for byte, and stops after a configurable number of rounds.
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+use smcp_proto::capabilities::{
+    ClientCapabilities, ElicitationCapability, RootsCapability, SamplingCapability,
+};
+use smcp_proto::client::elicitation::{ElicitRequestParams, ElicitResult};
+use smcp_proto::client::roots::{ListRootsRequestParams, ListRootsResult};
+use smcp_proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use smcp_proto::patterns::mrtr::{InputRequest, InputRequests};
+
+use crate::error::{Error, Kind, Result};
+
+/// Which kinds of input request a handler answers. The client declares exactly these in
+/// `_meta["io.modelcontextprotocol/clientCapabilities"]` of every request, so a server never
+/// asks for something the host cannot provide (A6 item 58).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputKinds {
+    /// Form-mode elicitation (`elicitation.form`).
+    pub elicitation_form: bool,
+    /// URL-mode elicitation (`elicitation.url`): the host shows the URL and asks consent.
+    pub elicitation_url: bool,
+    /// Sampling (`sampling/createMessage`).
+    pub sampling: bool,
+    /// Roots (`roots/list`).
+    pub roots: bool,
+}
+
+impl InputKinds {
+    /// Every kind.
+    pub fn all() -> Self {
+        Self {
+            elicitation_form: true,
+            elicitation_url: true,
+            sampling: true,
+            roots: true,
+        }
+    }
+
+    /// The capabilities object declaring these kinds.
+    pub fn to_capabilities(self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.elicitation_form || self.elicitation_url {
+            caps.elicitation = Some(ElicitationCapability {
+                form: self.elicitation_form.then(Map::new),
+                url: self.elicitation_url.then(Map::new),
+                ..ElicitationCapability::default()
+            });
+        }
+        if self.sampling {
+            caps.sampling = Some(SamplingCapability::default());
+        }
+        if self.roots {
+            caps.roots = Some(RootsCapability::default());
+        }
+        caps
+    }
+}
+
+/// The error an [`InputHandler`] returns when it cannot answer.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct HandlerError(pub String);
+
+impl HandlerError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+/// Answers the input requests of an `InputRequiredResult` (elicitation, sampling, roots).
+///
+/// Implement the methods for the kinds named by [`InputHandler::kinds`]; the others keep their
+/// default, which refuses. Declining an elicitation is an answer (`ElicitResult::decline()`),
+/// not an error: return `Err` only when no answer can be produced at all.
+pub trait InputHandler: Send + Sync + 'static {
+    /// The kinds this handler answers; declared as client capabilities on every request.
+    fn kinds(&self) -> InputKinds;
+
+    /// Answers `elicitation/create` (form or URL mode). For URL mode the host must show the
+    /// full URL and get consent, never open or prefetch it on its own.
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        let _ = params;
+        Box::pin(async { Err(HandlerError::new("elicitation is not supported")) })
+    }
+
+    /// Answers `sampling/createMessage`.
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        let _ = params;
+        Box::pin(async { Err(HandlerError::new("sampling is not supported")) })
+    }
+
+    /// Answers `roots/list`.
+    fn list_roots(
+        &self,
+        params: Option<ListRootsRequestParams>,
+    ) -> BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
+        let _ = params;
+        Box::pin(async { Err(HandlerError::new("roots are not supported")) })
+    }
+}
+
+/// True when `request` is of a kind declared in `kinds`.
+fn declared(kinds: InputKinds, request: &InputRequest) -> bool {
+    match request {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => kinds.elicitation_url,
+        InputRequest::Elicit(_) => kinds.elicitation_form,
+        InputRequest::CreateMessage(_) => kinds.sampling,
+        InputRequest::ListRoots(_) => kinds.roots,
+    }
+}
+
+/// Fulfils every input request, in key order, and returns the `inputResponses` object.
+///
+/// A request of an undeclared kind is a protocol violation by the server (A6 item 58).
+pub(crate) async fn fulfil(
+    handler: Option<&dyn InputHandler>,
+    requests: InputRequests,
+) -> Result<Map<String, Value>> {
+    let kinds = handler.map(InputHandler::kinds).unwrap_or_default();
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request.method();
+        let handler = match handler {
+            Some(h) if declared(kinds, &request) => h,
+            _ => {
+                return Err(Error::protocol(format!(
+                    "the server sent a {method} input request ({key:?}) although this client \
+                     did not declare that capability"
+                )));
+            }
+        };
+        let fail = |e: HandlerError| {
+            Error::new(Kind::InputHandler {
+                method: method.to_owned(),
+                message: e.0,
+            })
+        };
+        let value = match request {
+            InputRequest::Elicit(p) => serde_json::to_value(handler.elicit(p).await.map_err(fail)?),
+            InputRequest::CreateMessage(p) => {
+                serde_json::to_value(handler.create_message(p).await.map_err(fail)?)
+            }
+            InputRequest::ListRoots(p) => {
+                serde_json::to_value(handler.list_roots(p).await.map_err(fail)?)
+            }
+        }
+        .map_err(|e| {
+            Error::new(Kind::InputHandler {
+                method: method.to_owned(),
+                message: format!("cannot serialize the answer: {e}"),
+            })
+        })?;
+        responses.insert(key, value);
+    }
+    Ok(responses)
+}

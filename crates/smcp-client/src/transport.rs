@@ -1,0 +1,248 @@
+//! One JSON-RPC request = one HTTP POST; its response read incrementally (JSON or SSE).
+//!
+//! This is the only module that touches reqwest. It turns a POST into a [`ResponseStream`] of
+//! JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC error body keeps
+//! its code, 400/404/405 without one means an older MCP revision, 413/431 keep their status.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use smcp_proto::jsonrpc::{Message, Request};
+use smcp_proto::sse::SseDecoder;
+
+use crate::error::{Error, Kind, Result};
+
+/// `Accept` of every POST: both response forms are supported (SH §Sending 2).
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// Largest error body read to classify a non-success status.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Largest plain JSON response body accepted.
+const MAX_JSON_BODY: usize = 32 * 1024 * 1024;
+
+/// The HTTP side of a client: one reqwest client, the endpoint and the caller's extra headers.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    extra_headers: HeaderMap,
+}
+
+impl Transport {
+    pub(crate) fn new(
+        url: &str,
+        extra_headers: HeaderMap,
+        connect_timeout: Option<Duration>,
+    ) -> Result<Self> {
+        let url = reqwest::Url::parse(url)
+            .map_err(|e| Error::config(format!("invalid server URL {url:?}: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Error::config(format!(
+                "server URL must be http or https, got {:?}",
+                url.scheme()
+            )));
+        }
+        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if let Some(t) = connect_timeout {
+            builder = builder.connect_timeout(t);
+        }
+        let http = builder
+            .build()
+            .map_err(|e| Error::config(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            http,
+            url,
+            extra_headers,
+        })
+    }
+
+    /// The endpoint URL.
+    pub(crate) fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    /// POSTs `request` with the MCP headers in `headers` and returns its response stream.
+    pub(crate) async fn post(
+        &self,
+        request: &Request,
+        headers: Vec<(HeaderName, HeaderValue)>,
+    ) -> Result<ResponseStream> {
+        let body = Message::Request(request.clone()).to_vec();
+        let mut req = self
+            .http
+            .post(self.url.clone())
+            .headers(self.extra_headers.clone())
+            .header(ACCEPT, ACCEPT_BOTH)
+            .header(CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            req = req.header(name, value);
+        }
+        let response = req.body(body).send().await.map_err(Kind::Transport)?;
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        tracing::debug!(status, content_type = %content_type, "response headers");
+        if !(200..300).contains(&status) {
+            let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
+            return Err(classify_status(status, &body));
+        }
+        if content_type.starts_with("text/event-stream") {
+            let bytes = response.bytes_stream().boxed();
+            Ok(ResponseStream::Sse {
+                decoder: SseDecoder::new(),
+                bytes,
+                ended: false,
+            })
+        } else if content_type.starts_with("application/json") {
+            let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
+            Ok(ResponseStream::Json(Some(body)))
+        } else if status == 202 {
+            Err(Error::protocol(
+                "the server answered a request with 202 Accepted (that is for notifications)",
+            ))
+        } else {
+            Err(Error::protocol(format!(
+                "unexpected response Content-Type {content_type:?} (expected application/json or text/event-stream)"
+            )))
+        }
+    }
+}
+
+/// What to do with a body longer than the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overflow {
+    /// Keep the first `limit` bytes (an error body is only classified and quoted).
+    Truncate,
+    /// Fail: a result cut short would be misread.
+    Fail,
+}
+
+/// Reads at most `limit` bytes of a body (the rest is dropped with the connection).
+async fn read_limited(
+    response: reqwest::Response,
+    limit: usize,
+    overflow: Overflow,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(Kind::Transport)?;
+        if out.len() + chunk.len() > limit {
+            if overflow == Overflow::Fail {
+                return Err(Error::protocol(format!(
+                    "JSON response body exceeds {limit} bytes"
+                )));
+            }
+            out.extend_from_slice(&chunk[..limit - out.len()]);
+            break;
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Maps a non-success status and its body to an error (A14 item 86/87, A2 item 35).
+fn classify_status(status: u16, body: &[u8]) -> Error {
+    if let Ok(Message::Error(e)) = Message::from_slice(body) {
+        return Error::new(Kind::Rpc {
+            status: Some(status),
+            error: e.error,
+        });
+    }
+    if matches!(status, 400 | 404 | 405) {
+        return Error::new(Kind::OlderRevision { status });
+    }
+    let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+    Error::new(Kind::HttpStatus {
+        status,
+        body: text.trim().to_owned(),
+    })
+}
+
+/// The messages of one response: a single JSON body or an SSE stream read as it arrives.
+pub(crate) enum ResponseStream {
+    /// `application/json`: one message, taken on the first read.
+    Json(Option<Vec<u8>>),
+    /// `text/event-stream`: events decoded incrementally.
+    Sse {
+        /// The incremental decoder.
+        decoder: SseDecoder,
+        /// The body.
+        bytes: BoxStream<'static, reqwest::Result<Bytes>>,
+        /// The body has ended.
+        ended: bool,
+    },
+}
+
+impl std::fmt::Debug for ResponseStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Json(_) => f.write_str("ResponseStream::Json"),
+            Self::Sse { .. } => f.write_str("ResponseStream::Sse"),
+        }
+    }
+}
+
+impl ResponseStream {
+    /// The next JSON-RPC message; `Ok(None)` when the body ended.
+    ///
+    /// SSE comments, empty-data events (priming) and events with a name other than `message`
+    /// are skipped. Anything that is not one JSON-RPC message is a protocol violation.
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+        match self {
+            Self::Json(body) => match body.take() {
+                None => Ok(None),
+                Some(bytes) => Message::from_slice(&bytes).map(Some).map_err(|e| {
+                    Error::protocol(format!("the JSON response is not a JSON-RPC message: {e}"))
+                }),
+            },
+            Self::Sse {
+                decoder,
+                bytes,
+                ended,
+            } => loop {
+                match decoder.next_event() {
+                    Err(e) => return Err(Error::protocol(format!("bad SSE stream: {e}"))),
+                    Ok(Some(event)) => {
+                        if event.event.as_deref().is_some_and(|n| n != "message")
+                            || event.data.trim().is_empty()
+                        {
+                            continue;
+                        }
+                        return Message::from_slice(event.data.as_bytes())
+                            .map(Some)
+                            .map_err(|e| {
+                                Error::protocol(format!(
+                                    "an SSE event is not a JSON-RPC message: {e}"
+                                ))
+                            });
+                    }
+                    Ok(None) if *ended => {
+                        if decoder.has_pending() {
+                            tracing::debug!("SSE stream ended inside an event; dropping it");
+                        }
+                        return Ok(None);
+                    }
+                    Ok(None) => match bytes.next().await {
+                        Some(Ok(chunk)) => decoder.feed(&chunk),
+                        Some(Err(e)) => {
+                            tracing::debug!(error = %e, "SSE body read failed");
+                            *ended = true;
+                            return Err(Error::new(Kind::StreamBroken));
+                        }
+                        None => {
+                            decoder.feed(b"");
+                            *ended = true;
+                        }
+                    },
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Interop with an implementation nobody here wrote: the Python SDK `mcp` 2.3.x.
+//!
+//! (a) this client against `tests/interop/server.py` (progress, an MRTR elicitation, a listen
+//! stream); (b) the Python client (`tests/interop/client.py`) against smcpd in-process.
+//! `scripts/python-interop-env` installs the SDK into `.cache/python-interop/` (idempotent).
+//! Set `SMCP_PYTHON_INTEROP=skip` to disable the install step and these tests explicitly; they
+//! are never skipped otherwise.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
+use smcp_client::proto::content::ContentBlock;
+use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
+use smcp_client::{BoxFuture, Client, HandlerError, InputHandler, InputKinds, SubscriptionEvent};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The venv's python, or `None` when explicitly disabled.
+fn python() -> Option<PathBuf> {
+    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PY.get_or_init(|| {
+        if std::env::var("SMCP_PYTHON_INTEROP").as_deref() == Ok("skip") {
+            eprintln!("python interop disabled by SMCP_PYTHON_INTEROP=skip");
+            return None;
+        }
+        let out = std::process::Command::new(root().join("scripts/python-interop-env"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run scripts/python-interop-env");
+        assert!(out.status.success(), "scripts/python-interop-env failed");
+        Some(PathBuf::from(String::from_utf8(out.stdout).unwrap().trim()))
+    })
+    .clone()
+}
+
+fn text(blocks: &[ContentBlock]) -> String {
+    match blocks.first() {
+        Some(ContentBlock::Text(t)) => t.text.clone(),
+        other => panic!("expected text, got {other:?}"),
+    }
+}
+
+struct Proceed;
+
+impl InputHandler for Proceed {
+    fn kinds(&self) -> InputKinds {
+        InputKinds {
+            elicitation_form: true,
+            ..InputKinds::default()
+        }
+    }
+    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        Box::pin(async move {
+            assert!(matches!(p, ElicitRequestParams::Form(ref f) if f.message == "Proceed?"));
+            let mut content = std::collections::BTreeMap::new();
+            content.insert("proceed".to_owned(), ElicitValue::Bool(true));
+            Ok(ElicitResult::accept(content))
+        })
+    }
+}
+
+/// Starts `server.py` on a free port and waits until it accepts connections.
+async fn python_server(py: &PathBuf) -> (tokio::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new(py)
+        .arg(root().join("tests/interop/server.py"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..150 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return (child, format!("http://127.0.0.1:{port}/mcp"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the Python server did not start on port {port}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_client_against_python_server() {
+    let Some(py) = python() else { return };
+    let (_child, url) = python_server(&py).await;
+    let client = Client::builder(&url)
+        .input_handler(Proceed)
+        .build()
+        .unwrap();
+
+    let discover = client.discover().await.unwrap();
+    assert!(
+        discover
+            .supported_versions
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
+    let mut names: Vec<_> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["confirm", "slow_echo", "touch"]);
+
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let p = progress.clone();
+    let r = client
+        .tool_call("slow_echo")
+        .arguments(json!({"text": "hey"}))
+        .on_progress(move |n| p.lock().unwrap().push(n.progress))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(text(&r.content), "hey");
+    assert_eq!(*progress.lock().unwrap(), [1.0, 2.0, 3.0]);
+
+    let r = client.call_tool("confirm", json!({})).await.unwrap();
+    let t = text(&r.content);
+    assert!(
+        t.contains("state=round-1") && t.contains("action=accept") && t.contains("proceed"),
+        "{t}"
+    );
+
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    };
+    let mut sub = client.listen(filter);
+    let first = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(first, Some(Ok(SubscriptionEvent::Acknowledged(_)))),
+        "{first:?}"
+    );
+    client.call_tool("touch", json!({})).await.unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(next, Some(Ok(SubscriptionEvent::ToolsListChanged))),
+        "{next:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_client_against_smcpd() {
+    let Some(py) = python() else { return };
+    let url = common::smcpd().await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(&py)
+            .arg(root().join("tests/interop/client.py"))
+            .arg(&url)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the Python client finished")
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["tools"],
+        json!([
+            "add",
+            "ask_llm",
+            "confirm_action",
+            "count",
+            "echo",
+            "progress_echo",
+            "toggle_extra"
+        ])
+    );
+    assert_eq!(report["echo"], "hi from python");
+    assert_eq!(report["add"], json!({"sum": 5.0}));
+    assert_eq!(report["progress"].as_array().map(Vec::len), Some(10));
+    assert!(
+        report["readme"]
+            .as_str()
+            .unwrap()
+            .contains("reference server")
+    );
+    assert!(report["prompt"].as_str().unwrap().contains("Ada"));
+    assert_eq!(report["missing_code"], -32602);
+}

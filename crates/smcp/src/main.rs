@@ -1,0 +1,414 @@
+//! `smcp`: call MCP 2026-07-28 servers from the command line.
+//!
+//! Human-readable output by default, `--json` for scripts. Errors print the HTTP status, the
+//! JSON-RPC code and message, and exit non-zero.
+// A command-line tool prints by design.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod interact;
+mod render;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use futures_util::StreamExt as _;
+use serde_json::Value;
+use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
+use smcp_client::proto::server::tools::Tool;
+use smcp_client::{Client, SubscriptionEvent};
+
+/// Where `smcpd` listens by default.
+const DEFAULT_URL: &str = "http://127.0.0.1:8931/mcp";
+
+#[derive(Debug, Parser)]
+#[command(version, about = "Call MCP (2026-07-28, Streamable HTTP) servers")]
+struct Cli {
+    /// The server's MCP endpoint.
+    #[arg(long, env = "SMCP_URL", default_value = DEFAULT_URL, global = true)]
+    url: String,
+    /// Extra HTTP header for every request, `Name: value` (repeatable).
+    #[arg(long = "header", short = 'H', value_name = "K:V", global = true)]
+    headers: Vec<String>,
+    /// Print machine-readable JSON instead of tables and text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Never prompt; a server that needs input then fails with a clear error.
+    #[arg(long, global = true)]
+    non_interactive: bool,
+    /// Timeout of each call, in seconds (0 = none).
+    #[arg(long, default_value_t = 60, global = true)]
+    timeout: u64,
+    /// Write images, audio and blobs to this directory instead of summarising them.
+    #[arg(long, value_name = "DIR", global = true)]
+    save: Option<PathBuf>,
+    /// Log filter for diagnostics on stderr (e.g. `debug`).
+    #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the server's versions, capabilities and instructions.
+    Discover,
+    /// List the tools.
+    Tools,
+    /// Call a tool.
+    Call {
+        /// The tool name.
+        name: String,
+        /// An argument `NAME=VALUE`, coerced by the tool's input schema (repeatable).
+        #[arg(long = "arg", short = 'a', value_name = "K=V")]
+        args: Vec<String>,
+        /// All arguments as one JSON object (`--arg` values override its members).
+        #[arg(long, value_name = "JSON")]
+        json_args: Option<String>,
+    },
+    /// List the resources.
+    Resources,
+    /// Read a resource.
+    Read {
+        /// The resource URI.
+        uri: String,
+    },
+    /// List the prompts.
+    Prompts,
+    /// Get a prompt.
+    Prompt {
+        /// The prompt name.
+        name: String,
+        /// An argument `NAME=VALUE` (repeatable).
+        #[arg(long = "arg", short = 'a', value_name = "K=V")]
+        args: Vec<String>,
+    },
+    /// Listen for change notifications until interrupted or the server ends the stream.
+    Listen {
+        /// Tool list changes.
+        #[arg(long)]
+        tools: bool,
+        /// Prompt list changes.
+        #[arg(long)]
+        prompts: bool,
+        /// Resource list changes.
+        #[arg(long)]
+        resources: bool,
+        /// Updates of this resource URI (repeatable).
+        #[arg(long = "resource", value_name = "URI")]
+        resource: Vec<String>,
+    },
+}
+
+fn build_client(cli: &Cli) -> anyhow::Result<Client> {
+    let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
+    let mut builder = Client::builder(&cli.url).timeout(timeout).client_info(
+        smcp_client::proto::basic::Implementation::new("smcp", env!("CARGO_PKG_VERSION")),
+    );
+    for h in &cli.headers {
+        let (name, value) = h
+            .split_once(':')
+            .with_context(|| format!("--header expects `Name: value`, got {h:?}"))?;
+        builder = builder.header(name.trim(), value.trim());
+    }
+    let interactive =
+        !cli.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive {
+        builder = builder.input_handler(interact::Terminal);
+    }
+    Ok(builder.build()?)
+}
+
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// A live progress bar on a terminal; hidden otherwise.
+fn progress_bar(json: bool) -> indicatif::ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+async fn find_tool(client: &Client, name: &str) -> anyhow::Result<Option<Tool>> {
+    Ok(client
+        .list_tools()
+        .await?
+        .into_iter()
+        .find(|t| t.name == name))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let client = build_client(&cli)?;
+    let save = cli.save.as_deref();
+    match &cli.command {
+        Command::Discover => {
+            let d = client.discover().await?;
+            if cli.json {
+                return print_json(&d).map(|()| ExitCode::SUCCESS);
+            }
+            if let Some(info) = d.server_info() {
+                println!(
+                    "server:    {} {}",
+                    info.title.as_deref().unwrap_or(&info.name),
+                    info.version
+                );
+            }
+            println!("versions:  {}", d.supported_versions.join(", "));
+            let caps = serde_json::to_value(&d.capabilities)?;
+            let names: Vec<&str> = caps
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            println!("offers:    {}", names.join(", "));
+            if let Some(i) = &d.instructions {
+                println!("\n{i}");
+            }
+        }
+        Command::Tools => {
+            let tools = client.list_tools().await?;
+            if cli.json {
+                return print_json(&tools).map(|()| ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = tools
+                .iter()
+                .map(|t| {
+                    let params = t
+                        .input_schema
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default();
+                    vec![
+                        t.name.clone(),
+                        params,
+                        t.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            render::table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows);
+        }
+        Command::Call {
+            name,
+            args,
+            json_args,
+        } => {
+            // The schema coerces `--arg` values and drives the Mcp-Param-* headers.
+            let schema = find_tool(&client, name)
+                .await?
+                .map(|t| t.input_schema)
+                .unwrap_or_default();
+            let arguments = args::tool_arguments(&schema, json_args.as_deref(), args)?;
+            let bar = progress_bar(cli.json);
+            let b = bar.clone();
+            let result = client
+                .tool_call(name)
+                .arguments(arguments)
+                .on_progress(move |p| {
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    {
+                        if let Some(total) = p.total {
+                            b.set_length(total.max(0.0) as u64);
+                        }
+                        b.set_position(p.progress.max(0.0) as u64);
+                    }
+                    if let Some(m) = p.message {
+                        b.set_message(m);
+                    }
+                })
+                .send()
+                .await;
+            bar.finish_and_clear();
+            let result = result?;
+            if cli.json {
+                print_json(&result)?;
+            } else {
+                render::content(&result.content, save);
+                if result.content.is_empty()
+                    && let Some(s) = &result.structured_content
+                {
+                    println!("{}", serde_json::to_string_pretty(s)?);
+                }
+            }
+            if result.is_error() {
+                eprintln!("error: the tool reported a failure (isError: true)");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Resources => {
+            let resources = client.list_resources().await?;
+            if cli.json {
+                return print_json(&resources).map(|()| ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = resources
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.uri.clone(),
+                        r.name.clone(),
+                        r.mime_type.clone().unwrap_or_default(),
+                        r.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            render::table(&["URI", "NAME", "MIME", "DESCRIPTION"], &rows);
+        }
+        Command::Read { uri } => {
+            let r = client.read_resource(uri).await?;
+            if cli.json {
+                return print_json(&r).map(|()| ExitCode::SUCCESS);
+            }
+            for (i, c) in r.contents.iter().enumerate() {
+                render::resource_contents(c, i, save);
+            }
+        }
+        Command::Prompts => {
+            let prompts = client.list_prompts().await?;
+            if cli.json {
+                return print_json(&prompts).map(|()| ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = prompts
+                .iter()
+                .map(|p| {
+                    let args = p
+                        .arguments
+                        .iter()
+                        .flatten()
+                        .map(|a| {
+                            if a.required == Some(true) {
+                                format!("{}*", a.name)
+                            } else {
+                                a.name.clone()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    vec![
+                        p.name.clone(),
+                        args,
+                        p.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            render::table(&["NAME", "ARGUMENTS (*required)", "DESCRIPTION"], &rows);
+        }
+        Command::Prompt { name, args } => {
+            let mut map = BTreeMap::new();
+            for a in args {
+                let (k, v) = args::split(a)?;
+                map.insert(k.to_owned(), v.to_owned());
+            }
+            let p = client.get_prompt(name, map).await?;
+            if cli.json {
+                return print_json(&p).map(|()| ExitCode::SUCCESS);
+            }
+            if let Some(d) = &p.description {
+                println!("{d}\n");
+            }
+            for m in &p.messages {
+                println!("{}:", serde_json::to_value(m.role)?.as_str().unwrap_or("?"));
+                render::content(std::slice::from_ref(&m.content), save);
+            }
+        }
+        Command::Listen {
+            tools,
+            prompts,
+            resources,
+            resource,
+        } => {
+            let filter = SubscriptionFilter {
+                tools_list_changed: tools.then_some(true),
+                prompts_list_changed: prompts.then_some(true),
+                resources_list_changed: resources.then_some(true),
+                resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
+            };
+            let mut sub = client.listen(filter);
+            loop {
+                let event = tokio::select! {
+                    e = sub.next() => e,
+                    _ = tokio::signal::ctrl_c() => None,
+                };
+                let Some(event) = event else { break };
+                let event = event?;
+                if cli.json {
+                    let line = match &event {
+                        SubscriptionEvent::Acknowledged(f) => {
+                            serde_json::json!({"event": "acknowledged", "notifications": f})
+                        }
+                        SubscriptionEvent::ResourceUpdated { uri } => {
+                            serde_json::json!({"event": "resource_updated", "uri": uri})
+                        }
+                        other => serde_json::json!({"event": format!("{other:?}")}),
+                    };
+                    println!("{line}");
+                } else {
+                    match event {
+                        SubscriptionEvent::Acknowledged(f) => {
+                            println!("subscribed: {}", serde_json::to_string(&f)?);
+                        }
+                        SubscriptionEvent::ToolsListChanged => println!("tools list changed"),
+                        SubscriptionEvent::PromptsListChanged => println!("prompts list changed"),
+                        SubscriptionEvent::ResourcesListChanged => {
+                            println!("resources list changed");
+                        }
+                        SubscriptionEvent::ResourceUpdated { uri } => {
+                            println!("resource updated: {uri}");
+                        }
+                        other => println!("{other:?}"),
+                    }
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints an error with everything a person needs: HTTP status, JSON-RPC code, message, data.
+fn report(err: &anyhow::Error) {
+    eprintln!("error: {err}");
+    if let Some(e) = err.downcast_ref::<smcp_client::Error>() {
+        if let Some(data) = e.jsonrpc_error().and_then(|o| o.data.as_ref()) {
+            eprintln!("  data: {data}");
+        }
+        if e.jsonrpc_code() == Some(-32021) {
+            eprintln!(
+                "  hint: the server needs input from you (e.g. elicitation); run smcp on a terminal \
+                 without --non-interactive"
+            );
+        }
+        if e.is_connect() {
+            eprintln!("  hint: is the server running? (smcpd listens on {DEFAULT_URL} by default)");
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            report(&e);
+            ExitCode::FAILURE
+        }
+    }
+}

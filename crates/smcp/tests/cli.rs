@@ -1,0 +1,121 @@
+//! Drives the built `smcp` binary against smcpd (in-process, port 0) as a new user would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Output};
+
+/// Starts smcpd on 127.0.0.1:0 on its own runtime thread and returns the `/mcp` URL.
+fn start_smcpd() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let server = smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap();
+            smcp_server::serve(
+                listener,
+                server.service(),
+                smcp_server::ServeOptions::default(),
+                std::future::pending(),
+            )
+            .await
+            .unwrap();
+        });
+    });
+    format!("http://{}/mcp", rx.recv().unwrap())
+}
+
+fn smcp(url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smcp"))
+        .arg("--url")
+        .arg(url)
+        .args(args)
+        .env_remove("SMCP_URL")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout(o)
+}
+
+#[test]
+fn a_new_user_session_against_smcpd() {
+    let url = start_smcpd();
+
+    let out = ok(&smcp(&url, &["discover"]));
+    assert!(out.contains("2026-07-28") && out.contains("tools"), "{out}");
+
+    let out = ok(&smcp(&url, &["tools"]));
+    assert!(out.starts_with("NAME"), "{out}");
+    assert!(
+        out.contains("echo") && out.contains("add") && out.contains("count"),
+        "{out}"
+    );
+
+    assert_eq!(
+        ok(&smcp(&url, &["call", "echo", "--arg", "text=hi"])).trim(),
+        "hi"
+    );
+
+    let out = ok(&smcp(
+        &url,
+        &["call", "add", "--arg", "a=1", "--arg", "b=2", "--json"],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["structuredContent"]["sum"], 3.0);
+
+    let out = ok(&smcp(
+        &url,
+        &["call", "add", "--json-args", r#"{"a": 2, "b": 5}"#],
+    ));
+    assert_eq!(out.trim(), "7");
+
+    let out = ok(&smcp(&url, &["resources"]));
+    assert!(out.contains("smcp://readme"), "{out}");
+    let out = ok(&smcp(&url, &["read", "smcp://readme"]));
+    assert!(out.contains("reference server"), "{out}");
+
+    let out = ok(&smcp(&url, &["prompts"]));
+    assert!(out.contains("greet") && out.contains("name*"), "{out}");
+    let out = ok(&smcp(&url, &["prompt", "greet", "--arg", "name=Ada"]));
+    assert!(out.contains("Ada"), "{out}");
+
+    let out = ok(&smcp(
+        &url,
+        &["call", "count", "--arg", "to=3", "--arg", "delay_ms=0"],
+    ));
+    assert!(out.contains("counted to 3"), "{out}");
+}
+
+#[test]
+fn errors_show_the_code_and_exit_non_zero() {
+    let url = start_smcpd();
+    let o = smcp(&url, &["call", "no_such_tool"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("-32602") && err.contains("HTTP 200"), "{err}");
+
+    let o = smcp(&url, &["call", "add", "--arg", "a=one"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a number"));
+
+    let o = smcp(&url, &["read", "smcp://missing"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("JSON-RPC error"));
+
+    let o = smcp("http://127.0.0.1:9/mcp", &["tools"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is the server running"));
+}
