@@ -239,6 +239,8 @@ pub enum ResourceContents {
     Text(TextResourceContents),
     /// Binary contents.
     Blob(BlobResourceContents),
+    /// File-backed contents (SEP-2631), only for clients that declared `files.download`.
+    File(crate::ext::files::FileResourceContents),
 }
 
 impl ResourceContents {
@@ -247,6 +249,7 @@ impl ResourceContents {
         match self {
             Self::Text(c) => &c.uri,
             Self::Blob(c) => &c.uri,
+            Self::File(c) => &c.uri,
         }
     }
 }
@@ -273,6 +276,7 @@ impl<'de> Deserialize<'de> for ResourceContents {
             (true, true) => Err(de::Error::custom(
                 "resource contents carry both \"text\" and \"blob\"",
             )),
+            (false, false) if has("content") => from_value(value).map(Self::File),
             (false, false) => Err(de::Error::custom(
                 "resource contents need \"text\" or \"blob\"",
             )),
@@ -328,6 +332,8 @@ pub enum ContentBlock {
     ResourceLink(ResourceLink),
     /// `"resource"`.
     Resource(EmbeddedResource),
+    /// `"file"` (SEP-2631). Servers emit it only to clients that declared `files.download`.
+    File(crate::ext::files::FileContent),
 }
 
 impl ContentBlock {
@@ -374,9 +380,10 @@ impl<'de> Deserialize<'de> for ContentBlock {
             Some("audio") => from_value(value).map(Self::Audio),
             Some("resource_link") => from_value(value).map(Self::ResourceLink),
             Some("resource") => from_value(value).map(Self::Resource),
+            Some("file") => from_value(value).map(Self::File),
             Some(other) => Err(de::Error::custom(format!(
                 "unknown content block type {other:?} (expected text, image, audio, \
-                 resource_link or resource)"
+                 resource_link, resource or file)"
             ))),
             None => Err(de::Error::custom(
                 "content block is missing a string \"type\"",

@@ -36,6 +36,7 @@ pub mod capabilities;
 pub mod client;
 pub mod content;
 pub mod error;
+pub mod ext;
 pub mod header;
 pub mod jsonrpc;
 pub mod jsonrpc_typed;

@@ -83,6 +83,10 @@ pub(crate) fn resource_contents(c: &ResourceContents, index: usize, save: Option
             let mime = b.mime_type.as_deref().unwrap_or("application/octet-stream");
             println!("{}", media("blob", mime, &b.blob, index, save));
         }
+        ResourceContents::File(f) => println!(
+            "[file-backed resource {} -> {} (use `smcp download`)]",
+            f.uri, f.content.uri
+        ),
     }
 }
 
@@ -98,6 +102,14 @@ pub(crate) fn content(blocks: &[ContentBlock], save: Option<&Path>) {
                 println!("{}", media("audio", &m.mime_type, &m.data, i, save));
             }
             ContentBlock::ResourceLink(l) => println!("[resource link {} ({})]", l.uri, l.name),
+            ContentBlock::File(f) => println!(
+                "[file {} ({}, {} bytes)]",
+                f.file.uri,
+                f.file.mime_type.as_deref().unwrap_or("?"),
+                f.file
+                    .size
+                    .map_or_else(|| "?".to_owned(), |s| s.to_string())
+            ),
             ContentBlock::Resource(r) => {
                 println!("[embedded resource {}]", r.resource.uri());
                 resource_contents(&r.resource, i, save);

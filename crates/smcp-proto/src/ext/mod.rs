@@ -1,0 +1,7 @@
+//! Extensions to the 2026-07-28 protocol.
+//!
+//! - [`files`]: SEP-2631 "File Objects and Transfer" wire types.
+//! - [`data_uri`]: RFC 2397 `data:` URIs as SEP-2356 inline file values.
+
+pub mod data_uri;
+pub mod files;
