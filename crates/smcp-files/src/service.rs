@@ -1,0 +1,551 @@
+//! [`Files`]: the control plane (`files/authorizeUpload`, `files/authorizeDownload`),
+//! validation of file arguments, generated outputs and garbage collection.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use smcp_proto::ext::data_uri::{DataUri, DataUriError, is_data_uri};
+use smcp_proto::ext::files::{
+    AuthorizeDownloadResult, AuthorizeUploadRequestParams, AuthorizeUploadResult, DigestBuilder,
+    FileErrorReason, FileInputDescriptor, FileTransferDescriptor, FileValue, MultipartSpec,
+    TRANSPORT_HTTPS, TransferMode, is_valid_mime,
+};
+
+use crate::error::FileError;
+use crate::handle::FileHandle;
+use crate::meta::FileMeta;
+use crate::store::{FileStore, GcReport};
+use crate::token::{Claims, Direction, KeyRing};
+use crate::{now_secs, rfc3339};
+
+/// How upload descriptors send bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UploadStyle {
+    /// Raw body, `PUT <base>/files/upload/<token>` (default).
+    #[default]
+    Put,
+    /// `multipart/form-data` `POST <base>/files/upload`, fields `token` then `file`.
+    Multipart,
+}
+
+/// Settings of the file service.
+#[derive(Debug, Clone)]
+pub struct FilesConfig {
+    /// The authority of minted URIs: `mcp-file://<authority>/<id>`.
+    pub authority: String,
+    /// Public origin of the data plane, e.g. `https://files.example:8443`. Settable later
+    /// with [`Files::set_base_url`] (after binding port 0).
+    pub base_url: Option<String>,
+    /// Path prefix of the data-plane routes.
+    pub path_prefix: String,
+    /// Upload descriptor redemption window, seconds.
+    pub upload_ttl: u64,
+    /// Download descriptor redemption window, seconds.
+    pub download_ttl: u64,
+    /// How long a committed file URI resolves, seconds.
+    pub retention: u64,
+    /// Largest file accepted at all, bytes.
+    pub max_size: u64,
+    /// Largest decoded `data:` value, bytes (bounded inline limit).
+    pub max_inline: u64,
+    /// Upload descriptor style.
+    pub upload_style: UploadStyle,
+    /// Allow `http://` descriptor URLs, only for loopback (development and tests).
+    pub allow_insecure_loopback: bool,
+    /// Deliberately broken: accept uploads whose digest does not match (fixture only).
+    pub skip_digest_check: bool,
+    /// GC grace for staging objects and unreferenced blobs, seconds.
+    pub gc_grace: u64,
+}
+
+impl Default for FilesConfig {
+    fn default() -> Self {
+        Self {
+            authority: "smcp".into(),
+            base_url: None,
+            path_prefix: "/files".into(),
+            upload_ttl: 300,
+            download_ttl: 300,
+            retention: 24 * 3600,
+            max_size: 4 << 30,
+            max_inline: 8 << 20,
+            upload_style: UploadStyle::Put,
+            allow_insecure_loopback: false,
+            skip_digest_check: false,
+            gc_grace: 3600,
+        }
+    }
+}
+
+/// The file service; cheap to clone.
+#[derive(Clone)]
+pub struct Files {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn FileStore>,
+    pub(crate) keys: KeyRing,
+    pub(crate) config: FilesConfig,
+    base_url: RwLock<Option<String>>,
+}
+
+impl std::fmt::Debug for Files {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Files")
+            .field("store", &self.inner.store)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks a data-plane origin: `https://…`, or `http://` on loopback when allowed.
+pub fn check_base_url(url: &str, allow_insecure_loopback: bool) -> Result<(), String> {
+    if url.starts_with("https://") {
+        return Ok(());
+    }
+    if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split('/').next().unwrap_or_default();
+        let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+        let loopback = host == "localhost"
+            || host == "[::1]"
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|a| a.is_loopback());
+        if allow_insecure_loopback && loopback {
+            return Ok(());
+        }
+        return Err(format!(
+            "plain http data plane {url:?} refused: use TLS, or enable insecure loopback \
+             development on 127.0.0.1/[::1]"
+        ));
+    }
+    Err(format!("data plane URL {url:?} must be https://"))
+}
+
+impl Files {
+    /// A service over `store`, signing with `keys`.
+    pub fn new(
+        store: Arc<dyn FileStore>,
+        keys: KeyRing,
+        config: FilesConfig,
+    ) -> Result<Self, String> {
+        if let Some(url) = &config.base_url {
+            check_base_url(url, config.allow_insecure_loopback)?;
+        }
+        let base_url = RwLock::new(config.base_url.clone());
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store,
+                keys,
+                config,
+                base_url,
+            }),
+        })
+    }
+
+    /// Sets the data-plane origin (e.g. after binding port 0).
+    pub fn set_base_url(&self, url: &str) -> Result<(), String> {
+        check_base_url(url, self.inner.config.allow_insecure_loopback)?;
+        *self
+            .inner
+            .base_url
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some(url.trim_end_matches('/').to_owned());
+        Ok(())
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &FilesConfig {
+        &self.inner.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn FileStore> {
+        &self.inner.store
+    }
+
+    fn base_url(&self) -> Result<String, FileError> {
+        self.inner
+            .base_url
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .ok_or_else(|| {
+                FileError::new(
+                    FileErrorReason::StoreFull,
+                    "file data plane has no public URL",
+                )
+            })
+    }
+
+    /// `mcp-file://<authority>/<id>`.
+    pub fn uri_for(&self, id: &str) -> String {
+        format!("mcp-file://{}/{id}", self.inner.config.authority)
+    }
+
+    /// The id of a URI this service minted; `Err` says why not.
+    pub fn parse_uri(&self, uri: &str) -> Result<String, FileError> {
+        let Some(rest) = uri.strip_prefix("mcp-file://") else {
+            return Err(FileError::new(
+                FileErrorReason::MalformedFileUri,
+                "not an mcp-file:// URI",
+            ));
+        };
+        let Some((authority, id)) = rest.split_once('/') else {
+            return Err(FileError::new(
+                FileErrorReason::MalformedFileUri,
+                "file URI has no id",
+            ));
+        };
+        if authority != self.inner.config.authority {
+            return Err(FileError::unavailable());
+        }
+        if !FileMeta::valid_id(id) {
+            return Err(FileError::new(
+                FileErrorReason::MalformedFileUri,
+                "malformed file id",
+            ));
+        }
+        Ok(id.to_owned())
+    }
+
+    fn route(&self, tail: &str) -> Result<String, FileError> {
+        Ok(format!(
+            "{}{}{tail}",
+            self.base_url()?,
+            self.inner.config.path_prefix
+        ))
+    }
+
+    /// `files/authorizeUpload`: mints a URI and a single-use, short-lived upload descriptor.
+    pub fn authorize_upload(
+        &self,
+        params: &AuthorizeUploadRequestParams,
+        principal: Option<&str>,
+    ) -> Result<AuthorizeUploadResult, FileError> {
+        let cfg = &self.inner.config;
+        let mime = params
+            .mime_type
+            .clone()
+            .unwrap_or_else(|| "application/octet-stream".into());
+        if !is_valid_mime(&mime) {
+            return Err(FileError::new(
+                FileErrorReason::InvalidMimeType,
+                "mimeType must be type/subtype",
+            ));
+        }
+        if let Some(size) = params.size
+            && size > cfg.max_size
+        {
+            return Err(FileError::new(
+                FileErrorReason::MaxSizeExceeded,
+                format!("size {size} exceeds the server limit {}", cfg.max_size),
+            )
+            .with("maxSize", cfg.max_size)
+            .with("actualSize", size));
+        }
+        if let Some(digest) = &params.digest {
+            digest.check().map_err(|reason| {
+                FileError::new(
+                    reason,
+                    "digest must be sha-256 in base64url without padding",
+                )
+            })?;
+        }
+        if params.name.as_ref().is_some_and(|n| n.len() > 1024) {
+            return Err(FileError::new(
+                FileErrorReason::MalformedFileUri,
+                "name longer than 1024 bytes",
+            ));
+        }
+        let now = now_secs();
+        let id = format!("file_{}", crate::random_hex(16));
+        let claims = Claims {
+            dir: Direction::Upload,
+            fid: id.clone(),
+            sub: principal.map(str::to_owned),
+            exp: now + cfg.upload_ttl,
+            size: params.size,
+            max: Some(cfg.max_size),
+            digest: params.digest.clone(),
+            mime: Some(mime.clone()),
+            name: params.name.clone(),
+            ret: Some(now + cfg.upload_ttl + cfg.retention),
+        };
+        let token = self.inner.keys.sign(&claims);
+        let expires_at = Some(rfc3339(claims.exp));
+        let upload = match cfg.upload_style {
+            UploadStyle::Put => FileTransferDescriptor {
+                transport: TRANSPORT_HTTPS.into(),
+                method: "PUT".into(),
+                url: self.route(&format!("/upload/{token}"))?,
+                headers: Some(BTreeMap::from([("Content-Type".to_owned(), mime.clone())])),
+                multipart: None,
+                expires_at,
+            },
+            UploadStyle::Multipart => FileTransferDescriptor {
+                transport: TRANSPORT_HTTPS.into(),
+                method: "POST".into(),
+                url: self.route("/upload")?,
+                headers: None,
+                multipart: Some(MultipartSpec {
+                    file_field: "file".into(),
+                    fields: Some(BTreeMap::from([("token".to_owned(), token)])),
+                }),
+                expires_at,
+            },
+        };
+        Ok(AuthorizeUploadResult {
+            meta: None,
+            result_type: Default::default(),
+            file: FileValue {
+                uri: self.uri_for(&id),
+                name: params.name.clone(),
+                mime_type: Some(mime),
+                size: params.size,
+                digest: params.digest.clone(),
+            },
+            upload,
+            download: None,
+        })
+    }
+
+    /// Looks a URI up for `principal`: unknown, expired and foreign are the same error.
+    pub async fn lookup(&self, uri: &str, principal: Option<&str>) -> Result<FileMeta, FileError> {
+        let id = self.parse_uri(uri)?;
+        let meta = self.inner.store.meta(&id).await?;
+        match meta {
+            Some(meta) if meta.usable_by(principal, now_secs()) => Ok(meta),
+            _ => Err(FileError::unavailable()),
+        }
+    }
+
+    /// `files/authorizeDownload`.
+    pub async fn authorize_download(
+        &self,
+        uri: &str,
+        principal: Option<&str>,
+    ) -> Result<AuthorizeDownloadResult, FileError> {
+        let meta = self.lookup(uri, principal).await?;
+        let exp = (now_secs() + self.inner.config.download_ttl).min(meta.expires_at);
+        let claims = Claims {
+            dir: Direction::Download,
+            fid: meta.id.clone(),
+            sub: meta.owner.clone(),
+            exp,
+            size: None,
+            max: None,
+            digest: None,
+            mime: None,
+            name: None,
+            ret: None,
+        };
+        let token = self.inner.keys.sign(&claims);
+        Ok(AuthorizeDownloadResult {
+            meta: None,
+            result_type: Default::default(),
+            file: meta.file_value(uri.to_owned()),
+            download: FileTransferDescriptor {
+                transport: TRANSPORT_HTTPS.into(),
+                method: "GET".into(),
+                url: self.route(&format!("/download/{token}"))?,
+                headers: None,
+                multipart: None,
+                expires_at: Some(rfc3339(exp)),
+            },
+        })
+    }
+
+    /// Validates and resolves one file argument value against its declaration.
+    pub async fn resolve(
+        &self,
+        value: &str,
+        descriptor: &FileInputDescriptor,
+        principal: Option<&str>,
+    ) -> Result<FileHandle, FileError> {
+        if is_data_uri(value) {
+            return resolve_inline(value, descriptor, self.inner.config.max_inline);
+        }
+        if value.starts_with("mcp-file:") {
+            if !descriptor.allows(TransferMode::Upload) {
+                return Err(mode_error(TransferMode::Upload));
+            }
+            let meta = self.lookup(value, principal).await?;
+            check_constraints(descriptor, &meta.mime_type, meta.size)?;
+            return Ok(FileHandle::stored(self.inner.store.clone(), meta));
+        }
+        Err(scheme_error(value))
+    }
+
+    /// Stores a generated file owned by `principal` and returns its `FileValue`.
+    pub async fn create<S>(
+        &self,
+        name: Option<String>,
+        mime_type: &str,
+        mut bytes: S,
+        principal: Option<&str>,
+    ) -> Result<FileValue, FileError>
+    where
+        S: Stream<Item = Result<Bytes, std::io::Error>> + Send + Unpin,
+    {
+        if !is_valid_mime(mime_type) {
+            return Err(FileError::new(
+                FileErrorReason::InvalidMimeType,
+                "mimeType must be type/subtype",
+            ));
+        }
+        let mut staged = self.inner.store.stage().await?;
+        let mut hasher = DigestBuilder::new();
+        while let Some(chunk) = bytes.next().await {
+            let chunk =
+                chunk.map_err(|e| FileError::new(FileErrorReason::StoreFull, e.to_string()))?;
+            hasher.update(&chunk);
+            if hasher.len() > self.inner.config.max_size {
+                staged.abort().await;
+                return Err(FileError::new(
+                    FileErrorReason::MaxSizeExceeded,
+                    "generated file too large",
+                ));
+            }
+            staged.write(chunk).await?;
+        }
+        let (size, digest) = hasher.finish();
+        let now = now_secs();
+        let meta = FileMeta {
+            id: format!("file_{}", crate::random_hex(16)),
+            name,
+            mime_type: mime_type.to_owned(),
+            size,
+            digest,
+            owner: principal.map(str::to_owned),
+            created_at: now,
+            expires_at: now + self.inner.config.retention,
+        };
+        staged.commit(meta.clone()).await?;
+        Ok(meta.file_value(self.uri_for(&meta.id)))
+    }
+
+    /// [`Files::create`] from bytes in memory.
+    pub async fn create_bytes(
+        &self,
+        name: Option<String>,
+        mime_type: &str,
+        bytes: impl Into<Bytes>,
+        principal: Option<&str>,
+    ) -> Result<FileValue, FileError> {
+        let stream = futures_util::stream::once(std::future::ready(Ok(bytes.into())));
+        self.create(name, mime_type, stream, principal).await
+    }
+
+    /// One garbage-collection pass.
+    pub async fn collect_garbage(&self) -> Result<GcReport, FileError> {
+        Ok(self
+            .inner
+            .store
+            .collect_garbage(now_secs(), self.inner.config.gc_grace)
+            .await?)
+    }
+
+    /// Runs GC every `every` until the returned handle is aborted.
+    pub fn spawn_gc(&self, every: std::time::Duration) -> tokio::task::JoinHandle<()> {
+        let files = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                match files.collect_garbage().await {
+                    Ok(r) => tracing::debug!(?r, "file GC"),
+                    Err(e) => tracing::warn!(error = %e, "file GC failed"),
+                }
+            }
+        })
+    }
+}
+
+fn mode_error(mode: TransferMode) -> FileError {
+    FileError::new(
+        FileErrorReason::TransferModeNotAllowed,
+        format!(
+            "transfer mode {:?} is not allowed for this field",
+            mode.as_str()
+        ),
+    )
+    .with("transferMode", mode.as_str())
+}
+
+fn scheme_error(value: &str) -> FileError {
+    let scheme = value.split_once(':').map(|(s, _)| s).filter(|s| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    });
+    match scheme {
+        Some(s) => FileError::new(
+            FileErrorReason::UnsupportedScheme,
+            format!(
+                "URI scheme {s:?} is not accepted: use a data: URI or a file URI from files/authorizeUpload"
+            ),
+        ),
+        None => FileError::new(FileErrorReason::MalformedFileUri, "not a URI"),
+    }
+}
+
+fn check_constraints(d: &FileInputDescriptor, mime: &str, size: u64) -> Result<(), FileError> {
+    if !d.accepts(mime) {
+        return Err(FileError::new(
+            FileErrorReason::MimeTypeNotAccepted,
+            format!(
+                "media type {:?} is not accepted",
+                smcp_proto::ext::files::mime_essence(mime)
+            ),
+        )
+        .with("mimeType", smcp_proto::ext::files::mime_essence(mime)));
+    }
+    if let Some(max) = d.max_size
+        && size > max
+    {
+        return Err(FileError::new(
+            FileErrorReason::MaxSizeExceeded,
+            format!("file is {size} bytes, more than maxSize {max}"),
+        )
+        .with("maxSize", max)
+        .with("actualSize", size));
+    }
+    Ok(())
+}
+
+/// Validates a `data:` value (no file service needed). `max_inline` bounds every inline
+/// value regardless of the declaration.
+pub fn resolve_inline(
+    value: &str,
+    descriptor: &FileInputDescriptor,
+    max_inline: u64,
+) -> Result<FileHandle, FileError> {
+    if !is_data_uri(value) {
+        return Err(scheme_error(value));
+    }
+    if !descriptor.allows(TransferMode::Inline) {
+        return Err(mode_error(TransferMode::Inline));
+    }
+    let uri = DataUri::parse(value).map_err(|e| data_error(&e))?;
+    check_constraints(descriptor, uri.media_type(), uri.decoded_len())?;
+    let bytes = uri.decode(Some(max_inline)).map_err(|e| data_error(&e))?;
+    Ok(FileHandle::inline(
+        uri.media_type().to_owned(),
+        Bytes::from(bytes),
+    ))
+}
+
+fn data_error(e: &DataUriError) -> FileError {
+    let err = FileError::new(e.reason(), e.to_string());
+    match e {
+        DataUriError::TooLarge { max, actual } => {
+            err.with("maxSize", *max).with("actualSize", *actual)
+        }
+        _ => err,
+    }
+}
