@@ -129,6 +129,8 @@ pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
             gated("prompts")?;
             Ok(get_prompt(call))
         }
+        smcp_proto::ext::files::METHOD_AUTHORIZE_UPLOAD
+        | smcp_proto::ext::files::METHOD_AUTHORIZE_DOWNLOAD => crate::files::dispatch(call),
         "completion/complete" => {
             gated("completions")?;
             Ok(complete(call))
@@ -264,10 +266,22 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
     };
     let inner = call.inner.clone();
     let ctx = call.ctx;
+    let can_download = crate::files::client_can_download(&ctx);
     Ok(Dispatch::Pending(Box::pin(async move {
         if tool.single_use_state {
             check_single_use(&inner, &input).await?;
         }
+        let files = match crate::files::resolve_arguments(
+            &tool.file_fields,
+            &arguments,
+            inner.files.as_ref(),
+            binding.principal.as_deref(),
+        )
+        .await
+        {
+            Ok(files) => files,
+            Err(refusal) => return Ok(refusal),
+        };
         let outcome = tool
             .handler
             .call(ToolCall {
@@ -275,10 +289,12 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
                 arguments,
                 ctx,
                 input: input.clone(),
+                files,
             })
             .await;
         match outcome {
             Ok(result) => serde_json::to_value(result)
+                .map(|v| crate::files::gate_outputs(v, can_download))
                 .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
             Err(HandlerError::Failed(message)) => Ok(tool_error_result(&message)),
             Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
@@ -388,6 +404,7 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
         Ok(input) => input,
         Err(e) => return Dispatch::Ready(Err(e)),
     };
+    let can_download = crate::files::client_can_download(&call.ctx);
     let fut = entry.handler.read(ResourceRead {
         uri: uri.clone(),
         variables,
@@ -410,6 +427,7 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
             );
         }
         let contents = serde_json::to_value(contents)
+            .map(|v| crate::files::gate_resource_contents(v, can_download))
             .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))?;
         Ok(json!({
             "contents": contents,

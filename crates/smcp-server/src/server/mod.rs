@@ -59,6 +59,7 @@ pub(crate) struct Inner {
     pub(crate) bus: Arc<dyn ChangeBus>,
     /// Open listen streams of this instance: caps and shutdown.
     pub(crate) listeners: Arc<ListenRegistry>,
+    pub(crate) files: Option<smcp_files::Files>,
 }
 
 /// The optional capabilities the application chose; the rest of `capabilities` follows from
@@ -71,6 +72,7 @@ pub(crate) struct Features {
     pub(crate) resources_subscribe: bool,
     pub(crate) completions: bool,
     pub(crate) logging: bool,
+    pub(crate) files: bool,
 }
 
 impl Features {
@@ -174,6 +176,12 @@ impl Catalog {
         if f.logging {
             caps.insert("logging".into(), json!({}));
         }
+        if f.files {
+            caps.insert(
+                "files".into(),
+                json!({"upload": true, "download": true, "transports": ["https"]}),
+            );
+        }
         self.capabilities = Value::Object(caps);
     }
 
@@ -269,8 +277,19 @@ impl Server {
     }
 
     /// An axum `Router` serving the endpoint at `path` (e.g. `"/mcp"`), to merge into an app.
+    /// With a file service configured ([`ServerBuilder::files`]) the SEP-2631 data plane
+    /// (upload and download endpoints) is mounted next to it.
     pub fn router(&self, path: &str) -> axum::Router {
-        axum::Router::new().route_service(path, self.service())
+        let router = axum::Router::new().route_service(path, self.service());
+        match &self.inner.files {
+            Some(files) => router.merge(files.router()),
+            None => router,
+        }
+    }
+
+    /// The SEP-2631 file service, when configured.
+    pub fn files(&self) -> Option<&smcp_files::Files> {
+        self.inner.files.as_ref()
     }
 }
 
@@ -299,6 +318,7 @@ pub struct ServerBuilder {
     mrtr: Option<MrtrConfig>,
     replay: Option<Arc<dyn ReplayGuard>>,
     bus: Option<Arc<dyn ChangeBus>>,
+    files: Option<smcp_files::Files>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -330,6 +350,7 @@ impl ServerBuilder {
             mrtr: None,
             replay: None,
             bus: None,
+            files: None,
         }
     }
 
@@ -494,6 +515,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Enables SEP-2631 file transfer: `files/authorizeUpload`, `files/authorizeDownload`,
+    /// `files` in `server/discover`, file arguments resolved into [`crate::FileHandle`]s with
+    /// remote URIs accepted, and the data plane in [`Server::router`].
+    #[must_use]
+    pub fn files(mut self, files: smcp_files::Files) -> Self {
+        self.files = Some(files);
+        self
+    }
+
     /// Validates every definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut catalog = Catalog::default();
@@ -516,6 +546,7 @@ impl ServerBuilder {
         }
         let mut features = self.features;
         features.completions = self.completion.is_some();
+        features.files = self.files.is_some();
         catalog.seal(&features);
         let mut result_meta = Map::new();
         result_meta.insert(
@@ -540,6 +571,7 @@ impl ServerBuilder {
                     .bus
                     .unwrap_or_else(|| Arc::new(InProcessBus::new()) as Arc<dyn ChangeBus>),
                 listeners: Arc::new(ListenRegistry::default()),
+                files: self.files,
             }),
         })
     }

@@ -49,6 +49,8 @@ pub struct ToolCall {
     pub ctx: RequestContext,
     /// Multi round-trip input: ask the client for answers, carry state between rounds.
     pub input: crate::mrtr::Input,
+    /// Resolved SEP-2631 file arguments (and the file service for generated outputs).
+    pub files: crate::files::FileArgs,
 }
 
 impl ToolCall {
@@ -231,6 +233,12 @@ impl ToolBuilder {
                 tool: self.name.clone(),
                 reason,
             })?;
+        let file_fields = smcp_files::file_fields(schema_obj, true).map_err(|reason| {
+            BuildError::InvalidInputSchema {
+                tool: self.name.clone(),
+                reason,
+            }
+        })?;
         let mut descriptor = Map::with_capacity(self.descriptor.len() + 2);
         descriptor.insert("name".into(), Value::String(self.name.clone()));
         descriptor.extend(self.descriptor);
@@ -240,6 +248,7 @@ impl ToolBuilder {
             descriptor: Value::Object(descriptor),
             validator,
             header_params,
+            file_fields,
             required_capabilities: self.required_capabilities,
             single_use_state: self.single_use_state,
             handler,
@@ -254,6 +263,7 @@ pub(crate) struct ToolEntry {
     pub(crate) descriptor: Value,
     pub(crate) validator: SchemaValidator,
     pub(crate) header_params: Vec<HeaderParam>,
+    pub(crate) file_fields: Vec<smcp_files::FileField>,
     pub(crate) required_capabilities: Vec<String>,
     pub(crate) single_use_state: bool,
     pub(crate) handler: Arc<dyn ToolHandler>,

@@ -7,6 +7,7 @@ pub(crate) mod listen;
 mod pipeline;
 mod serve;
 mod service;
+pub mod tls;
 
 pub use body::McpBody;
 pub use listen::SERVER_BUSY;

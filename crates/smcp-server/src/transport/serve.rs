@@ -35,6 +35,8 @@ pub struct ServeOptions {
     pub max_connections: usize,
     /// How long shutdown waits for open connections before closing them.
     pub shutdown_timeout: Duration,
+    /// Serve HTTPS with this acceptor (see [`crate::transport::tls`]); `None` = plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for ServeOptions {
@@ -43,6 +45,7 @@ impl Default for ServeOptions {
             max_header_bytes: 64 * 1024,
             max_connections: 25_000,
             shutdown_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
@@ -128,21 +131,36 @@ where
             req.extensions_mut().insert(info.clone());
             req
         });
-        let conn = builder.serve_connection_with_upgrades(
-            TokioIo::new(stream),
-            TowerToHyperService::new(service),
-        );
-        let conn = graceful.watch(conn.into_owned());
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         tokio::spawn(async move {
-            tokio::select! {
-                result = conn => {
-                    if let Err(e) = result {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+            match tls {
+                None => {
+                    drive(
+                        &builder,
+                        TokioIo::new(stream),
+                        service,
+                        watcher,
+                        abort,
+                        peer,
+                    )
+                    .await;
+                }
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(stream) => {
+                        drive(
+                            &builder,
+                            TokioIo::new(stream),
+                            service,
+                            watcher,
+                            abort,
+                            peer,
+                        )
+                        .await;
                     }
-                }
-                () = abort.cancelled() => {
-                    tracing::debug!(%peer, "connection dropped: a listen stream's client stopped reading");
-                }
+                    Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                },
             }
             drop(permit);
         });
@@ -156,4 +174,37 @@ where
         }
     }
     Ok(())
+}
+
+/// Serves one connection until it ends or a listen stream's client stops reading.
+async fn drive<I, S, B>(
+    builder: &auto::Builder<TokioExecutor>,
+    io: I,
+    service: S,
+    watcher: hyper_util::server::graceful::Watcher,
+    abort: CancellationToken,
+    peer: SocketAddr,
+) where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let conn = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
+    let conn = watcher.watch(conn.into_owned());
+    tokio::select! {
+        result = conn => {
+            if let Err(e) = result {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        }
+        () = abort.cancelled() => {
+            tracing::debug!(%peer, "connection dropped: a listen stream's client stopped reading");
+        }
+    }
 }

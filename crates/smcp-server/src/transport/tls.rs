@@ -1,0 +1,60 @@
+//! HTTPS for [`crate::serve`]: a rustls acceptor from PEM files (aws-lc-rs provider, TLS 1.2
+//! and 1.3, ALPN `h2` and `http/1.1`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+/// Why a TLS configuration could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A PEM file could not be read or parsed.
+    #[error("{path}: {reason}")]
+    Pem {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// rustls refused the certificate or key.
+    #[error("TLS configuration: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+fn pem_err(path: &Path, reason: impl std::fmt::Display) -> TlsError {
+    TlsError::Pem {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A server config from a PEM certificate chain and a PEM private key.
+pub fn server_config_from_pem(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+) -> Result<rustls::ServerConfig, TlsError> {
+    let certs = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| pem_err(Path::new("certificate"), e))?;
+    if certs.is_empty() {
+        return Err(pem_err(Path::new("certificate"), "no CERTIFICATE block"));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| pem_err(Path::new("key"), e))?;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// A config for [`crate::ServeOptions::tls`] from PEM files.
+pub fn config_from_files(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let cert_pem = std::fs::read(cert).map_err(|e| pem_err(cert, e))?;
+    let key_pem = std::fs::read(key).map_err(|e| pem_err(key, e))?;
+    let config = server_config_from_pem(&cert_pem, &key_pem)?;
+    Ok(Arc::new(config))
+}
