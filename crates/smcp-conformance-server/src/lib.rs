@@ -4,6 +4,8 @@
 //! Names and payloads are fixed by the suite; see `conformance/README.md` and the suite's
 //! scenario descriptions. This is a test fixture, not a demo: `smcpd` serves the demo tools.
 
+pub mod files;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -525,9 +527,18 @@ pub fn with_mrtr(builder: ServerBuilder) -> ServerBuilder {
 
 /// The complete fixture server.
 pub fn server() -> Result<Server, BuildError> {
-    let builder = Server::builder("smcp-conformance-server", env!("CARGO_PKG_VERSION"))
+    server_with_files(None)
+}
+
+/// The fixture server; with a file service it also advertises `files` and serves the
+/// SEP-2631 `files_*` fixtures (see [`files`]).
+pub fn server_with_files(file_service: Option<smcp_server::Files>) -> Result<Server, BuildError> {
+    let mut builder = Server::builder("smcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         .logging(true);
+    if let Some(f) = file_service {
+        builder = files::with_files(builder.files(f));
+    }
     with_mrtr(with_triggers(with_prompts(with_resources(with_tools(
         builder,
     )))))

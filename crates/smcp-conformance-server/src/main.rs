@@ -1,10 +1,17 @@
-//! `smcp-conformance-server --listen 127.0.0.1:PORT`: serves the fixture surface at `/mcp`.
+//! `smcp-conformance-server --listen 127.0.0.1:PORT [--tls-cert PEM --tls-key PEM]`: serves
+//! the fixture surface at `/mcp`, plus the SEP-2631 `files_*` fixtures and their data plane
+//! (`/files/...`). Prints `listening on https://ADDR/mcp` (or `http://` without TLS; plain
+//! HTTP descriptors are then allowed, on loopback only).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
 use smcp_server::ServeOptions;
+use smcp_server::smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore, UploadStyle};
+use smcp_server::transport::tls;
 
 /// Serves the conformance fixtures.
 #[derive(Debug, Parser)]
@@ -12,6 +19,28 @@ struct Args {
     /// Address to listen on (loopback by default; port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+    /// PEM certificate chain: serve HTTPS.
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Generate a throwaway CA + server certificate for 127.0.0.1/localhost into DIR
+    /// (ca.pem, cert.pem, key.pem) and serve HTTPS with it; give clients DIR/ca.pem.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    tls_self_signed: Option<PathBuf>,
+    /// Directory of the file store (default: a fresh temp directory).
+    #[arg(long)]
+    files_dir: Option<PathBuf>,
+    /// Issue multipart POST upload descriptors instead of raw PUT.
+    #[arg(long)]
+    multipart: bool,
+    /// Deliberately broken: accept uploads whose bytes do not match the authorized digest.
+    #[arg(long)]
+    broken_skip_digest_check: bool,
+    /// Disable SEP-2631 (no `files` capability, no `files_*` tools).
+    #[arg(long)]
+    no_files: bool,
 }
 
 #[tokio::main]
@@ -23,17 +52,62 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let server = smcp_conformance_server::server()?;
+    let tls_config = match (&args.tls_self_signed, &args.tls_cert, &args.tls_key) {
+        (Some(dir), _, _) => {
+            let certs = tls::write_dev_certificates(dir, &["127.0.0.1", "localhost", "::1"])?;
+            Some(tls::config_from_files(&certs.cert, &certs.key)?)
+        }
+        (None, Some(cert), Some(key)) => Some(tls::config_from_files(cert, key)?),
+        _ => None,
+    };
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
+    let scheme = if tls_config.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let file_service = if args.no_files {
+        None
+    } else {
+        let dir = args.files_dir.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("smcp-conformance-files-{}", std::process::id()))
+        });
+        let store = LocalFileStore::open(&dir)
+            .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+        let config = FilesConfig {
+            authority: "smcp-conformance".into(),
+            upload_style: if args.multipart {
+                UploadStyle::Multipart
+            } else {
+                UploadStyle::Put
+            },
+            allow_insecure_loopback: tls_config.is_none() && addr.ip().is_loopback(),
+            skip_digest_check: args.broken_skip_digest_check,
+            max_size: 64 << 20,
+            ..FilesConfig::default()
+        };
+        let files =
+            Files::new(Arc::new(store), KeyRing::generate(), config).map_err(anyhow::Error::msg)?;
+        files
+            .set_base_url(&format!("{scheme}://{addr}"))
+            .map_err(anyhow::Error::msg)?;
+        files.spawn_gc(std::time::Duration::from_secs(300));
+        Some(files)
+    };
+    let server = smcp_conformance_server::server_with_files(file_service)?;
     #[allow(clippy::print_stdout)]
     {
-        println!("listening on http://{addr}/mcp");
+        println!("listening on {scheme}://{addr}/mcp");
     }
     let app = server.router("/mcp");
-    smcp_server::serve(listener, app, ServeOptions::default(), async {
+    let options = ServeOptions {
+        tls: tls_config,
+        ..ServeOptions::default()
+    };
+    smcp_server::serve(listener, app, options, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await?;

@@ -120,6 +120,14 @@ pub struct StringSchema {
     /// Default value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// SEP-2356/2631 file field declaration (additive member; REQUIREMENTS D-10). The value
+    /// is a `data:` URI or a server-issued file URI.
+    #[serde(
+        rename = "x-mcp-file",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub x_mcp_file: Option<crate::ext::files::FileInputDescriptor>,
 }
 
 /// `"number"` or `"integer"`.

@@ -58,3 +58,50 @@ pub fn config_from_files(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerCo
     let config = server_config_from_pem(&cert_pem, &key_pem)?;
     Ok(Arc::new(config))
 }
+
+/// Paths of a development CA and a server certificate it signed.
+#[derive(Debug, Clone)]
+pub struct DevCertificates {
+    /// The CA certificate (PEM): give it to clients (`--ca-cert`).
+    pub ca_cert: std::path::PathBuf,
+    /// The server certificate chain (PEM): leaf then CA.
+    pub cert: std::path::PathBuf,
+    /// The server private key (PEM).
+    pub key: std::path::PathBuf,
+}
+
+/// Generates a throwaway CA and a server certificate for `hosts` (DNS names or IPs) into
+/// `dir` as `ca.pem`, `cert.pem`, `key.pem`. For development and tests only.
+pub fn write_dev_certificates(dir: &Path, hosts: &[&str]) -> Result<DevCertificates, TlsError> {
+    let gen_err = |e: rcgen::Error| pem_err(dir, e);
+    std::fs::create_dir_all(dir).map_err(|e| pem_err(dir, e))?;
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(gen_err)?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "smcp development CA");
+    ca_params.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+    ];
+    let ca_key = rcgen::KeyPair::generate().map_err(gen_err)?;
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).map_err(gen_err)?;
+    let names: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
+    let mut leaf_params = rcgen::CertificateParams::new(names).map_err(gen_err)?;
+    leaf_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "smcp development server");
+    let leaf_key = rcgen::KeyPair::generate().map_err(gen_err)?;
+    let leaf = leaf_params.signed_by(&leaf_key, &ca).map_err(gen_err)?;
+    let out = DevCertificates {
+        ca_cert: dir.join("ca.pem"),
+        cert: dir.join("cert.pem"),
+        key: dir.join("key.pem"),
+    };
+    let write =
+        |path: &Path, text: String| std::fs::write(path, text).map_err(|e| pem_err(path, e));
+    write(&out.ca_cert, ca.pem())?;
+    write(&out.cert, format!("{}{}", leaf.pem(), ca.pem()))?;
+    write(&out.key, leaf_key.serialize_pem())?;
+    Ok(out)
+}
