@@ -48,6 +48,8 @@ pub struct ClientBuilder {
     handler: Option<HandlerBox>,
     max_rounds: u32,
     cache: Option<Cache>,
+    roots: Vec<reqwest::Certificate>,
+    files: Option<crate::files::FileTransfer>,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -75,7 +77,27 @@ impl ClientBuilder {
             handler: None,
             max_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             cache: None,
+            roots: Vec::new(),
+            files: None,
         }
+    }
+
+    /// Trusts an extra CA (PEM, one or more certificates) for the MCP endpoint and for
+    /// SEP-2631 descriptor URLs.
+    pub fn ca_cert_pem(mut self, pem: &[u8]) -> Self {
+        match reqwest::Certificate::from_pem_bundle(pem) {
+            Ok(certs) if !certs.is_empty() => self.roots.extend(certs),
+            Ok(_) => self.header_error = Some("CA file holds no certificate".to_owned()),
+            Err(e) => self.header_error = Some(format!("invalid CA certificate: {e}")),
+        }
+        self
+    }
+
+    /// Enables SEP-2631 file transfer: declares `files` on every request and allows the
+    /// upload/download helpers (see [`crate::files`]).
+    pub fn files(mut self, files: crate::files::FileTransfer) -> Self {
+        self.files = Some(files);
+        self
     }
 
     /// Timeout of one logical call (all its rounds); `None` waits forever. Default 60 s.
@@ -150,7 +172,14 @@ impl ClientBuilder {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect::<Vec<_>>()
             .join("\n");
-        let transport = Transport::new(&self.url, self.headers, self.connect_timeout)?;
+        let transport = Transport::new(&self.url, self.headers, self.connect_timeout, &self.roots)?;
+        let data_plane = match &self.files {
+            Some(_) => Some(crate::files::data_plane_client(
+                &self.roots,
+                self.connect_timeout,
+            )?),
+            None => None,
+        };
         Ok(Client {
             inner: Arc::new(Inner {
                 transport,
@@ -164,6 +193,8 @@ impl ClientBuilder {
                 catalog: Mutex::new(ToolCatalog::default()),
                 cache: self.cache,
                 auth_context,
+                files: self.files,
+                data_plane,
             }),
         })
     }
@@ -191,6 +222,10 @@ pub(crate) struct Inner {
     catalog: Mutex<ToolCatalog>,
     pub(crate) cache: Option<Cache>,
     auth_context: String,
+    pub(crate) files: Option<crate::files::FileTransfer>,
+    /// A separate HTTP client for descriptor URLs: it never carries the MCP headers
+    /// (`Authorization`, cookies) configured for the endpoint.
+    pub(crate) data_plane: Option<reqwest::Client>,
 }
 
 /// How a result ended, from its `resultType` (A5 item 54).
@@ -294,11 +329,16 @@ impl Client {
 
     /// The capabilities declared on every request (from the installed input handler).
     pub fn capabilities(&self) -> ClientCapabilities {
-        self.inner
+        let mut caps: ClientCapabilities = self
+            .inner
             .handler
             .as_ref()
             .map(|h| h.0.kinds().to_capabilities())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(files) = &self.inner.files {
+            caps.extra.insert("files".to_owned(), files.capability());
+        }
+        caps
     }
 
     pub(crate) fn next_id(&self) -> RequestId {

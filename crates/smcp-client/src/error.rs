@@ -56,6 +56,8 @@ pub(crate) enum Kind {
     /// The server broke the protocol (bad SSE, wrong id, a request on a stream, bad shapes…).
     #[error("protocol violation: {0}")]
     Protocol(String),
+    #[error("file transfer: {0}")]
+    File(String),
     /// The response stream ended before the response to the request arrived.
     #[error("the response stream ended before the response arrived (the request is lost)")]
     StreamBroken,
@@ -105,6 +107,16 @@ impl Error {
 
     pub(crate) fn protocol(message: impl Into<String>) -> Self {
         Self::new(Kind::Protocol(message.into()))
+    }
+
+    pub(crate) fn file(message: impl Into<String>) -> Self {
+        Self::new(Kind::File(message.into()))
+    }
+
+    /// Whether a SEP-2631 file transfer failed (refused descriptor, integrity mismatch,
+    /// data-plane HTTP error, local I/O).
+    pub fn is_file_transfer(&self) -> bool {
+        matches!(*self.inner, Kind::File(_))
     }
 
     pub(crate) fn config(message: impl Into<String>) -> Self {

@@ -35,6 +35,7 @@ impl Transport {
         url: &str,
         extra_headers: HeaderMap,
         connect_timeout: Option<Duration>,
+        roots: &[reqwest::Certificate],
     ) -> Result<Self> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| Error::config(format!("invalid server URL {url:?}: {e}")))?;
@@ -45,6 +46,9 @@ impl Transport {
             )));
         }
         let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        for root in roots {
+            builder = builder.add_root_certificate(root.clone());
+        }
         if let Some(t) = connect_timeout {
             builder = builder.connect_timeout(t);
         }

@@ -1,0 +1,219 @@
+//! SEP-2631 on the client against the conformance fixtures over HTTPS: mode selection,
+//! streamed upload, verified download, descriptor policy, no `Authorization` on descriptors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Result;
+use serde_json::{Value, json};
+use smcp_client::{Client, FileTransfer};
+use smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore};
+use smcp_proto::ext::files::FileDigest;
+use smcp_server::ServeOptions;
+use smcp_server::transport::tls;
+
+struct Fixture {
+    url: String,
+    ca: Vec<u8>,
+    dir: PathBuf,
+    auth_seen_on_files: Arc<Mutex<Vec<bool>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+async fn start(tag: &str, tls_on: bool) -> Result<Fixture> {
+    let dir = std::env::temp_dir().join(format!("smcp-client-files-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let certs = tls::write_dev_certificates(&dir.join("tls"), &["127.0.0.1"])?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let scheme = if tls_on { "https" } else { "http" };
+    let files = Files::new(
+        Arc::new(LocalFileStore::open(dir.join("store"))?),
+        KeyRing::generate(),
+        FilesConfig {
+            allow_insecure_loopback: !tls_on,
+            ..FilesConfig::default()
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
+    files
+        .set_base_url(&format!("{scheme}://{addr}"))
+        .map_err(anyhow::Error::msg)?;
+    let server = smcp_conformance_server::server_with_files(Some(files))?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let app = server
+        .router("/mcp")
+        .layer(tower::util::MapRequestLayer::new(
+            move |req: http::Request<axum::body::Body>| {
+                if req.uri().path().starts_with("/files/") {
+                    seen2
+                        .lock()
+                        .unwrap()
+                        .push(req.headers().contains_key("authorization"));
+                }
+                req
+            },
+        ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let tls_config = if tls_on {
+        Some(tls::config_from_files(&certs.cert, &certs.key)?)
+    } else {
+        None
+    };
+    tokio::spawn(smcp_server::serve(
+        listener,
+        app,
+        ServeOptions {
+            tls: tls_config,
+            ..ServeOptions::default()
+        },
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Ok(Fixture {
+        url: format!("{scheme}://{addr}/mcp"),
+        ca: std::fs::read(&certs.ca_cert)?,
+        dir,
+        auth_seen_on_files: seen,
+        _stop: stop,
+    })
+}
+
+fn client(f: &Fixture, files: FileTransfer) -> Result<Client> {
+    Ok(Client::builder(&f.url)
+        .ca_cert_pem(&f.ca)
+        .header("authorization", "Bearer mcp-secret")
+        .files(files)
+        .build()?)
+}
+
+#[tokio::test]
+async fn modes_upload_download_and_no_authorization_on_descriptors() -> Result<()> {
+    let f = start("e2e", true).await?;
+    let c = client(
+        &f,
+        FileTransfer {
+            inline_threshold: 16,
+            ..FileTransfer::default()
+        },
+    )?;
+    assert_eq!(
+        c.capabilities().extra["files"],
+        json!({"upload": true, "download": true, "transports": ["https"]})
+    );
+    let small = f.dir.join("note.txt");
+    std::fs::write(&small, b"hello")?;
+    let big = f.dir.join("big.bin");
+    let big_bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 7) as u8).collect();
+    std::fs::write(&big, &big_bytes)?;
+    // Inline-only field: a data: URI.
+    let r = c
+        .call_tool_with_files(
+            "files_inline_text",
+            json!({}),
+            &[("file".into(), small.clone())],
+            None,
+        )
+        .await?;
+    assert_eq!(r.structured_content.as_ref().unwrap()["size"], 5, "{r:?}");
+    // Upload-only field: even a small file is uploaded; progress is reported.
+    let calls = Arc::new(Mutex::new(0u64));
+    let calls2 = calls.clone();
+    let progress = move |done: u64, _total: Option<u64>| *calls2.lock().unwrap() = done;
+    let r = c
+        .call_tool_with_files(
+            "files_upload_only",
+            json!({}),
+            &[("file".into(), big.clone())],
+            Some(&progress),
+        )
+        .await?;
+    let sc = r.structured_content.unwrap();
+    assert_eq!(sc["digest"]["value"], FileDigest::sha256(&big_bytes).value);
+    assert_eq!(*calls.lock().unwrap(), 200_000);
+    // Array field with two files (one inline, one uploaded: above the threshold).
+    let mid = f.dir.join("mid.csv");
+    std::fs::write(&mid, vec![b'x'; 30_000])?;
+    let r = c
+        .call_tool_with_files(
+            "files_many",
+            json!({}),
+            &[
+                ("files".into(), small.clone()),
+                ("files".into(), mid.clone()),
+            ],
+            None,
+        )
+        .await?;
+    assert_eq!(
+        r.structured_content.unwrap()["files"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    // Generated output → verified download into a folder under the server's name.
+    let r = c
+        .call_tool("files_generate", json!({"size": 70_000, "name": "gen.bin"}))
+        .await?;
+    let uri = r.structured_content.unwrap()["file"]["uri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = f.dir.join("out");
+    std::fs::create_dir_all(&out)?;
+    let (path, file) = c.download_to(&uri, &out, None).await?;
+    assert_eq!(path, out.join("gen.bin"));
+    assert_eq!(file.size, Some(70_000));
+    let got = std::fs::read(&path)?;
+    assert!(got.iter().enumerate().all(|(i, b)| *b == (i % 251) as u8));
+    assert_eq!(std::fs::read_dir(&out)?.count(), 1, "no temp file left");
+    // The MCP Authorization header never reached a descriptor URL.
+    let seen = f.auth_seen_on_files.lock().unwrap().clone();
+    assert!(!seen.is_empty() && seen.iter().all(|s| !s), "{seen:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn plain_http_descriptors_need_the_loopback_opt_in() -> Result<()> {
+    let f = start("http", false).await?;
+    let path = f.dir.join("a.bin");
+    std::fs::write(&path, vec![1u8; 100])?;
+    let strict = client(&f, FileTransfer::default())?;
+    let err = strict.upload_path(&path, None, None).await.unwrap_err();
+    assert!(err.is_file_transfer(), "{err}");
+    let dev = client(
+        &f,
+        FileTransfer {
+            allow_insecure_loopback: true,
+            ..FileTransfer::default()
+        },
+    )?;
+    let v = dev.upload_path(&path, None, None).await?;
+    assert_eq!(v.size, Some(100));
+    Ok(())
+}
+
+#[tokio::test]
+async fn too_large_for_the_field_is_refused_locally() -> Result<()> {
+    let f = start("local", true).await?;
+    let c = client(&f, FileTransfer::default())?;
+    let path = f.dir.join("big.txt");
+    std::fs::write(&path, vec![b'a'; 65])?;
+    let err = c
+        .call_tool_with_files(
+            "files_inline_text",
+            json!({}),
+            &[("file".into(), path)],
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_file_transfer(), "{err}");
+    let _: Value = json!(null);
+    Ok(())
+}
