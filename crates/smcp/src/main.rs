@@ -47,6 +47,15 @@ struct Cli {
     /// Write images, audio and blobs to this directory instead of summarising them.
     #[arg(long, value_name = "DIR", global = true)]
     save: Option<PathBuf>,
+    /// Trust this CA certificate (PEM) for the server and its file descriptors.
+    #[arg(long, value_name = "PEM", env = "SMCP_CA_CERT", global = true)]
+    ca_cert: Option<PathBuf>,
+    /// Files up to this many bytes go inline as data: URIs when the field allows it.
+    #[arg(long, default_value_t = 256 * 1024, global = true)]
+    inline_threshold: u64,
+    /// Development only: accept plain-http file descriptors on 127.0.0.1/[::1]/localhost.
+    #[arg(long, global = true)]
+    insecure_loopback_files: bool,
     /// Log filter for diagnostics on stderr (e.g. `debug`).
     #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
     log: String,
@@ -70,6 +79,26 @@ enum Command {
         /// All arguments as one JSON object (`--arg` values override its members).
         #[arg(long, value_name = "JSON")]
         json_args: Option<String>,
+        /// A file argument `FIELD=PATH` (repeatable; repeat a field for arrays). Sent inline
+        /// or uploaded, as the field allows (SEP-2631).
+        #[arg(long = "file", short = 'f', value_name = "FIELD=PATH")]
+        files: Vec<String>,
+    },
+    /// Upload a file (files/authorizeUpload + HTTPS upload) and print its file URI.
+    Upload {
+        /// The file.
+        path: PathBuf,
+        /// Media type (default: from the extension).
+        #[arg(long)]
+        mime: Option<String>,
+    },
+    /// Download a file URI (files/authorizeDownload), verifying size and digest.
+    Download {
+        /// The `mcp-file://` URI.
+        uri: String,
+        /// Destination file or directory (default: current directory, server's file name).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
     },
     /// List the resources.
     Resources,
@@ -116,6 +145,15 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
             .with_context(|| format!("--header expects `Name: value`, got {h:?}"))?;
         builder = builder.header(name.trim(), value.trim());
     }
+    if let Some(ca) = &cli.ca_cert {
+        let pem = std::fs::read(ca).with_context(|| format!("reading {}", ca.display()))?;
+        builder = builder.ca_cert_pem(&pem);
+    }
+    builder = builder.files(smcp_client::FileTransfer {
+        inline_threshold: cli.inline_threshold,
+        allow_insecure_loopback: cli.insecure_loopback_files,
+        ..smcp_client::FileTransfer::default()
+    });
     let interactive =
         !cli.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if interactive {
@@ -141,6 +179,66 @@ fn progress_bar(json: bool) -> indicatif::ProgressBar {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
+}
+
+/// A byte progress bar with rate, on a terminal; hidden otherwise.
+fn transfer_bar(json: bool, label: &str) -> indicatif::ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(label.to_owned());
+    bar
+}
+
+/// Every `FileValue`-shaped object (an `mcp-file:` `uri`) in a result.
+fn file_values(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(uri)) = m.get("uri")
+                && uri.starts_with("mcp-file:")
+                && !out.contains(uri)
+            {
+                out.push(uri.clone());
+            }
+            m.values().for_each(|x| file_values(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| file_values(x, out)),
+        _ => {}
+    }
+}
+
+async fn download(
+    client: &Client,
+    uri: &str,
+    dest: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<PathBuf> {
+    let bar = transfer_bar(json, "download");
+    let b = bar.clone();
+    let progress = move |done: u64, total: Option<u64>| {
+        if let Some(t) = total {
+            b.set_length(t);
+        }
+        b.set_position(done);
+    };
+    let result = client.download_to(uri, dest, Some(&progress)).await;
+    bar.finish_and_clear();
+    let (path, file) = result?;
+    if !json {
+        eprintln!(
+            "saved {} ({} bytes, sha-256 {})",
+            path.display(),
+            file.size.unwrap_or_default(),
+            file.digest.map(|d| d.value).unwrap_or_default()
+        );
+    }
+    Ok(path)
 }
 
 async fn find_tool(client: &Client, name: &str) -> anyhow::Result<Option<Tool>> {
@@ -205,13 +303,54 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             name,
             args,
             json_args,
+            files,
         } => {
             // The schema coerces `--arg` values and drives the Mcp-Param-* headers.
             let schema = find_tool(&client, name)
                 .await?
                 .map(|t| t.input_schema)
                 .unwrap_or_default();
-            let arguments = args::tool_arguments(&schema, json_args.as_deref(), args)?;
+            let mut arguments = args::tool_arguments(&schema, json_args.as_deref(), args)?;
+            let fields = smcp_client::files::file_fields(&serde_json::to_value(&schema)?);
+            for spec in files {
+                let (field, path) = spec
+                    .split_once('=')
+                    .with_context(|| format!("--file expects FIELD=PATH, got {spec:?}"))?;
+                let decl = fields.iter().find(|f| f.name == field).with_context(|| {
+                    format!("{name}: {field:?} is not a file field (x-mcp-file)")
+                })?;
+                let bar = transfer_bar(cli.json, &format!("upload {path}"));
+                let b = bar.clone();
+                let progress = move |done: u64, total: Option<u64>| {
+                    if let Some(t) = total {
+                        b.set_length(t);
+                    }
+                    b.set_position(done);
+                };
+                let value = client
+                    .file_argument(
+                        std::path::Path::new(path),
+                        &decl.descriptor,
+                        Some(&progress),
+                    )
+                    .await;
+                bar.finish_and_clear();
+                let value = Value::String(value?);
+                let Value::Object(map) = &mut arguments else {
+                    anyhow::bail!("tool arguments must be an object");
+                };
+                if decl.array {
+                    match map
+                        .entry(field.to_owned())
+                        .or_insert_with(|| Value::Array(Vec::new()))
+                    {
+                        Value::Array(items) => items.push(value),
+                        other => *other = Value::Array(vec![value]),
+                    }
+                } else {
+                    map.insert(field.to_owned(), value);
+                }
+            }
             let bar = progress_bar(cli.json);
             let b = bar.clone();
             let result = client
@@ -246,6 +385,47 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if result.is_error() {
                 eprintln!("error: the tool reported a failure (isError: true)");
                 return Ok(ExitCode::FAILURE);
+            }
+            if let Some(dir) = save {
+                let mut uris = Vec::new();
+                file_values(&serde_json::to_value(&result)?, &mut uris);
+                std::fs::create_dir_all(dir)?;
+                for uri in uris {
+                    download(&client, &uri, dir, cli.json).await?;
+                }
+            }
+        }
+        Command::Upload { path, mime } => {
+            let bar = transfer_bar(cli.json, "upload");
+            let b = bar.clone();
+            let progress = move |done: u64, total: Option<u64>| {
+                if let Some(t) = total {
+                    b.set_length(t);
+                }
+                b.set_position(done);
+            };
+            let result = client
+                .upload_path(path, mime.as_deref(), Some(&progress))
+                .await;
+            bar.finish_and_clear();
+            let file = result?;
+            if cli.json {
+                print_json(&file)?;
+            } else {
+                println!("{}", file.uri);
+                eprintln!(
+                    "uploaded {} ({} bytes, sha-256 {})",
+                    path.display(),
+                    file.size.unwrap_or_default(),
+                    file.digest.map(|d| d.value).unwrap_or_default()
+                );
+            }
+        }
+        Command::Download { uri, output } => {
+            let dest = output.clone().unwrap_or_else(|| PathBuf::from("."));
+            let path = download(&client, uri, &dest, cli.json).await?;
+            if cli.json {
+                print_json(&serde_json::json!({"path": path}))?;
             }
         }
         Command::Resources => {

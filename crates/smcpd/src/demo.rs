@@ -76,6 +76,8 @@ pub struct DemoConfig {
     pub listen: ListenConfig,
     /// Multi round-trip settings; `None` seals `requestState` with a random per-process key.
     pub mrtr: Option<MrtrConfig>,
+    /// SEP-2631 file service; `Some` adds the file tools and resource of [`crate::files_demo`].
+    pub files: Option<smcp_server::Files>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -89,6 +91,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         security,
         listen,
         mrtr,
+        files,
     } = config;
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
@@ -257,7 +260,10 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                     .collect(),
             ))
         });
-    let builder = crate::mrtr_demo::with_tools(builder);
+    let mut builder = crate::mrtr_demo::with_tools(builder);
+    if let Some(files) = files {
+        builder = crate::files_demo::with_tools(builder.files(files.clone()), &files);
+    }
     match mrtr {
         Some(config) => builder.mrtr(config).build(),
         None => builder.build(),

@@ -3,6 +3,7 @@
 //! The binary (`src/main.rs`) parses flags and serves [`demo_server`] on loopback.
 
 pub mod demo;
+pub mod files_demo;
 pub mod mrtr_demo;
 
 pub use demo::{DemoConfig, demo_server, demo_server_with, run_clock};

@@ -6,6 +6,8 @@
 //! ```
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -57,6 +59,38 @@ struct Args {
     /// Print a freshly generated `--state-key` value and exit.
     #[arg(long)]
     generate_state_key: bool,
+    /// PEM certificate chain: serve HTTPS (and issue https:// file descriptors).
+    #[arg(long, requires = "tls_key", env = "SMCPD_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, requires = "tls_cert", env = "SMCPD_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// Development: generate a throwaway CA and a certificate for 127.0.0.1/localhost into
+    /// DIR (ca.pem, cert.pem, key.pem) and serve HTTPS with it. Clients trust DIR/ca.pem.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["tls_cert", "tls_key"])]
+    tls_self_signed: Option<PathBuf>,
+    /// Where uploaded and generated files are stored (default: a temp directory).
+    #[arg(long, value_name = "DIR", env = "SMCPD_FILES_DIR")]
+    files_dir: Option<PathBuf>,
+    /// HMAC key for file transfer tokens, `ID:SECRET` (repeat to rotate: the first signs,
+    /// all verify). Instances sharing keys and a store serve each other's descriptors.
+    #[arg(
+        long = "files-key",
+        env = "SMCPD_FILES_KEYS",
+        value_delimiter = ',',
+        value_name = "ID:SECRET"
+    )]
+    files_keys: Vec<String>,
+    /// Issue multipart/form-data POST upload descriptors instead of raw PUT.
+    #[arg(long)]
+    files_multipart: bool,
+    /// Development only: enable file transfer without TLS, issuing http:// descriptors
+    /// (refused unless listening on loopback).
+    #[arg(long)]
+    insecure_http_files: bool,
+    /// Disable SEP-2631 file transfer.
+    #[arg(long)]
+    no_files: bool,
     /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
     #[arg(long, env = "SMCPD_LOG", default_value = "info")]
     log: String,
@@ -90,10 +124,38 @@ async fn main() -> anyhow::Result<()> {
         ..ListenConfig::default()
     };
     let mrtr = smcpd::mrtr_config(&args.state_keys, Duration::from_secs(args.state_ttl_secs))?;
+    let tls_config = match (&args.tls_self_signed, &args.tls_cert, &args.tls_key) {
+        (Some(dir), _, _) => {
+            let certs = smcp_server::transport::tls::write_dev_certificates(
+                dir,
+                &["127.0.0.1", "localhost", "::1"],
+            )?;
+            tracing::info!(ca = %certs.ca_cert.display(), "generated a development CA");
+            Some(smcp_server::transport::tls::config_from_files(
+                &certs.cert,
+                &certs.key,
+            )?)
+        }
+        (None, Some(cert), Some(key)) => {
+            Some(smcp_server::transport::tls::config_from_files(cert, key)?)
+        }
+        _ => None,
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    let scheme = if tls_config.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let files = file_service(&args, tls_config.is_some(), &format!("{scheme}://{addr}"))?;
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
         mrtr,
+        files,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -101,20 +163,17 @@ async fn main() -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let addr = listener.local_addr()?;
     #[allow(clippy::print_stdout)]
     {
-        println!("listening on http://{addr}/mcp");
+        println!("listening on {scheme}://{addr}/mcp");
     }
     tracing::info!(%addr, "smcpd ready");
     smcp_server::serve(
         listener,
-        server.service(),
+        server.router("/mcp"),
         ServeOptions {
             max_connections: args.max_connections,
+            tls: tls_config,
             ..ServeOptions::default()
         },
         shutdown_signal(),
@@ -122,6 +181,66 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     tracing::info!("smcpd stopped");
     Ok(())
+}
+
+/// The SEP-2631 file service from the flags: on with TLS, or with `--insecure-http-files`
+/// on loopback; off otherwise.
+fn file_service(
+    args: &Args,
+    tls: bool,
+    base_url: &str,
+) -> anyhow::Result<Option<smcp_server::Files>> {
+    use smcp_server::smcp_files::{FilesConfig, KeyRing, LocalFileStore, UploadStyle};
+    if args.no_files {
+        return Ok(None);
+    }
+    if !tls && !args.insecure_http_files {
+        tracing::warn!(
+            "file transfer (SEP-2631) is off: serve TLS (--tls-cert/--tls-key or \
+             --tls-self-signed DIR) or pass --insecure-http-files on loopback"
+        );
+        return Ok(None);
+    }
+    let dir = args
+        .files_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("smcpd-files"));
+    let store = LocalFileStore::open(&dir)
+        .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+    let mut keys: Option<KeyRing> = None;
+    for spec in &args.files_keys {
+        let (id, secret) = spec
+            .split_once(':')
+            .with_context(|| format!("--files-key expects ID:SECRET, got {spec:?}"))?;
+        anyhow::ensure!(
+            secret.len() >= 16,
+            "--files-key secrets need at least 16 bytes"
+        );
+        keys = Some(match keys {
+            None => KeyRing::new(id, secret.as_bytes().to_vec()),
+            Some(ring) => ring.with_verify_key(id, secret.as_bytes().to_vec()),
+        });
+    }
+    let config = FilesConfig {
+        authority: "smcpd".into(),
+        upload_style: if args.files_multipart {
+            UploadStyle::Multipart
+        } else {
+            UploadStyle::Put
+        },
+        allow_insecure_loopback: !tls && args.insecure_http_files,
+        ..FilesConfig::default()
+    };
+    let files = smcp_server::Files::new(
+        Arc::new(store),
+        keys.unwrap_or_else(KeyRing::generate),
+        config,
+    )
+    .map_err(anyhow::Error::msg)?;
+    files.set_base_url(base_url).map_err(anyhow::Error::msg)?;
+    files.spawn_gc(Duration::from_secs(600));
+    tracing::info!(store = %dir.display(), "file transfer (SEP-2631) on");
+    Ok(Some(files))
 }
 
 /// Completes on Ctrl-C or SIGTERM.
