@@ -555,7 +555,7 @@ impl Client {
             retry = params.clone();
             if let Some(requests) = input.input_requests {
                 let handler = self.inner.handler.as_ref().map(|h| &*h.0);
-                let responses = fulfil(handler, requests).await?;
+                let responses = fulfil(handler, requests, Some(self)).await?;
                 retry.insert("inputResponses".to_owned(), Value::Object(responses));
             }
             if let Some(state) = input.request_state {

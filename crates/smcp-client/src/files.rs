@@ -376,6 +376,31 @@ impl Client {
         ))
     }
 
+    /// SEP-2631 file fields inside an MRTR elicitation: an [`crate::InputHandler`] may answer
+    /// an `x-mcp-file` field with a local path; it is turned into a `data:` URI or an
+    /// uploaded file URI per the field's declaration before the answer is sent. Values that
+    /// already are `data:` or `mcp-file:` URIs pass through untouched.
+    pub(crate) async fn resolve_elicited_files(
+        &self,
+        schema: &Value,
+        answer: &mut smcp_proto::client::elicitation::ElicitResult,
+    ) -> Result<()> {
+        use smcp_proto::client::elicitation::ElicitValue;
+        let Some(content) = answer.content.as_mut() else {
+            return Ok(());
+        };
+        for field in file_fields(schema).into_iter().filter(|f| !f.array) {
+            if let Some(ElicitValue::String(v)) = content.get_mut(&field.name)
+                && !v.starts_with("data:")
+                && !v.starts_with("mcp-file:")
+            {
+                let path = PathBuf::from(v.strip_prefix("file://").unwrap_or(v));
+                *v = self.file_argument(&path, &field.descriptor, None).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Calls a tool, turning `(field, path)` pairs into file values (a repeated field of an
     /// array property becomes several items).
     pub async fn call_tool_with_files(

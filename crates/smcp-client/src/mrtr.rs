@@ -129,6 +129,7 @@ fn declared(kinds: InputKinds, request: &InputRequest) -> bool {
 pub(crate) async fn fulfil(
     handler: Option<&dyn InputHandler>,
     requests: InputRequests,
+    client: Option<&crate::Client>,
 ) -> Result<Map<String, Value>> {
     let kinds = handler.map(InputHandler::kinds).unwrap_or_default();
     let mut responses = Map::new();
@@ -150,7 +151,17 @@ pub(crate) async fn fulfil(
             })
         };
         let value = match request {
-            InputRequest::Elicit(p) => serde_json::to_value(handler.elicit(p).await.map_err(fail)?),
+            InputRequest::Elicit(p) => {
+                let schema = match &p {
+                    ElicitRequestParams::Form(f) => serde_json::to_value(&f.requested_schema).ok(),
+                    ElicitRequestParams::Url(_) => None,
+                };
+                let mut answer = handler.elicit(p).await.map_err(fail)?;
+                if let (Some(client), Some(schema)) = (client, schema) {
+                    client.resolve_elicited_files(&schema, &mut answer).await?;
+                }
+                serde_json::to_value(answer)
+            }
             InputRequest::CreateMessage(p) => {
                 serde_json::to_value(handler.create_message(p).await.map_err(fail)?)
             }

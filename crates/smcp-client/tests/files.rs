@@ -217,3 +217,61 @@ async fn too_large_for_the_field_is_refused_locally() -> Result<()> {
     let _: Value = json!(null);
     Ok(())
 }
+
+struct PathAnswer(PathBuf);
+
+impl smcp_client::InputHandler for PathAnswer {
+    fn kinds(&self) -> smcp_client::InputKinds {
+        smcp_client::InputKinds {
+            elicitation_form: true,
+            ..Default::default()
+        }
+    }
+
+    fn elicit(
+        &self,
+        _params: smcp_proto::client::elicitation::ElicitRequestParams,
+    ) -> smcp_client::BoxFuture<
+        '_,
+        Result<smcp_proto::client::elicitation::ElicitResult, smcp_client::HandlerError>,
+    > {
+        let path = self.0.display().to_string();
+        Box::pin(async move {
+            let mut content = std::collections::BTreeMap::new();
+            content.insert(
+                "document".to_owned(),
+                smcp_proto::client::elicitation::ElicitValue::String(path),
+            );
+            Ok(smcp_proto::client::elicitation::ElicitResult::accept(
+                content,
+            ))
+        })
+    }
+}
+
+#[tokio::test]
+async fn elicited_file_field_answered_with_a_path_is_uploaded() -> Result<()> {
+    let f = start("elicit", true).await?;
+    let path = f.dir.join("pick.txt");
+    std::fs::write(&path, b"picked by the user")?;
+    let c = Client::builder(&f.url)
+        .ca_cert_pem(&f.ca)
+        .files(FileTransfer {
+            inline_threshold: 4,
+            ..FileTransfer::default()
+        })
+        .input_handler(PathAnswer(path))
+        .build()?;
+    let r = c.call_tool("files_elicit", json!({})).await?;
+    let sc = r.structured_content.unwrap();
+    assert_eq!(
+        sc["digest"]["value"],
+        FileDigest::sha256(b"picked by the user").value,
+        "{sc}"
+    );
+    assert!(
+        !f.auth_seen_on_files.lock().unwrap().is_empty(),
+        "went through an upload"
+    );
+    Ok(())
+}

@@ -55,7 +55,9 @@ fn field(name: &str, schema: &Value, required: bool) -> Result<Option<ElicitValu
     }
     let default = schema.get("default").map(|d| d.to_string());
     loop {
-        let hint = if choices.is_empty() {
+        let hint = if schema.get("x-mcp-file").is_some() {
+            "path of a local file".to_owned()
+        } else if choices.is_empty() {
             kind.to_owned()
         } else {
             choices.join("/")
