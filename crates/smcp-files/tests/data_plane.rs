@@ -436,3 +436,30 @@ async fn failing_store_is_store_full_and_leaves_nothing() -> Result<()> {
     assert!(files.lookup(&auth.file.uri, None).await.is_err());
     Ok(())
 }
+
+#[tokio::test]
+async fn expired_file_uris_are_unavailable_and_collected() -> Result<()> {
+    let dir = tempdir("retention");
+    let store = Arc::new(LocalFileStore::open(&dir)?);
+    let cfg = FilesConfig {
+        retention: 0,
+        ..config(UploadStyle::Put)
+    };
+    let files = Files::new(store.clone(), KeyRing::generate(), cfg).map_err(anyhow::Error::msg)?;
+    let out = files
+        .create_bytes(Some("old.txt".into()), "text/plain", "bye", None)
+        .await?;
+    let err = files
+        .resolve(&out.uri, &FileInputDescriptor::default(), None)
+        .await
+        .err()
+        .context("expired must not resolve")?;
+    assert_eq!(err.reason.as_str(), "fileUnavailable");
+    assert!(files.authorize_download(&out.uri, None).await.is_err());
+    let report = store.collect_garbage(smcp_files::now_secs() + 1, 0).await?;
+    assert_eq!((report.expired, report.blobs), (1, 1));
+    assert_eq!(std::fs::read_dir(dir.join("files"))?.count(), 0);
+    assert_eq!(std::fs::read_dir(dir.join("blobs"))?.count(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
