@@ -108,7 +108,7 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 struct LocalStaged {
-    file: Option<tokio::fs::File>,
+    file: Option<tokio::io::BufWriter<tokio::fs::File>>,
     path: Option<PathBuf>,
     root: PathBuf,
 }
@@ -140,7 +140,7 @@ impl StagedFile for LocalStaged {
                 .take()
                 .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
             file.flush().await?;
-            file.sync_all().await?;
+            file.get_mut().sync_all().await?;
             drop(file);
             let tmp = self
                 .path
@@ -206,7 +206,7 @@ impl FileStore for LocalFileStore {
                 .open(&path)
                 .await?;
             Ok(Box::new(LocalStaged {
-                file: Some(file),
+                file: Some(tokio::io::BufWriter::with_capacity(1 << 20, file)),
                 path: Some(path),
                 root: self.root.clone(),
             }) as Box<dyn StagedFile>)
