@@ -38,6 +38,12 @@ struct Args {
     /// Deliberately broken: accept uploads whose bytes do not match the authorized digest.
     #[arg(long)]
     broken_skip_digest_check: bool,
+    /// Redemption window of upload/download descriptors, in seconds (`expiresAt`).
+    #[arg(long, default_value_t = 300)]
+    descriptor_ttl_secs: u64,
+    /// How long an issued file URI resolves, in seconds.
+    #[arg(long, default_value_t = 3600)]
+    file_retention_secs: u64,
     /// Disable SEP-2631 (no `files` capability, no `files_*` tools).
     #[arg(long)]
     no_files: bool,
@@ -87,6 +93,9 @@ async fn main() -> anyhow::Result<()> {
             allow_insecure_loopback: tls_config.is_none() && addr.ip().is_loopback(),
             skip_digest_check: args.broken_skip_digest_check,
             max_size: 64 << 20,
+            upload_ttl: args.descriptor_ttl_secs,
+            download_ttl: args.descriptor_ttl_secs,
+            retention: args.file_retention_secs,
             ..FilesConfig::default()
         };
         let files =
