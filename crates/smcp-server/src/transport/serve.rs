@@ -128,10 +128,10 @@ where
             req.extensions_mut().insert(info.clone());
             req
         });
-        let conn = builder.serve_connection_with_upgrades(
-            TokioIo::new(stream),
-            TowerToHyperService::new(service),
-        );
+        // No upgrades: MCP never switches protocols, and upgrade support costs a channel per
+        // request.
+        let conn =
+            builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
         let conn = graceful.watch(conn.into_owned());
         tokio::spawn(async move {
             tokio::select! {
