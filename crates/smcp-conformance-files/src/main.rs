@@ -10,6 +10,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::io::Write as _;
+
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use smcp_conformance_files::{client_leg, report, server_leg};
@@ -133,10 +135,13 @@ fn run() -> anyhow::Result<bool> {
     };
     let summary = report::summarize(leg, &results, &baseline);
     report::write_results(&output, &results, &summary)?;
-    #[allow(clippy::print_stdout)]
-    {
-        print!("{}", report::render(&summary));
-        println!("results: {}", output.display());
-    }
+    // A closed stdout (e.g. `| head`) must not turn a verdict into a panic.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "{}results: {}",
+        report::render(&summary),
+        output.display()
+    );
     Ok(summary.ok)
 }
