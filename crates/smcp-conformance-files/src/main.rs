@@ -39,6 +39,9 @@ enum Leg {
         /// Accept `http://127.0.0.1` descriptors (development only).
         #[arg(long)]
         insecure_loopback_http: bool,
+        /// Wait up to this many seconds for an upload descriptor to expire (0: skip that check).
+        #[arg(long, default_value_t = 0)]
+        max_expiry_wait_secs: u64,
         /// Output directory.
         #[arg(short = 'o', long, default_value = "target/conformance/files/server")]
         output: PathBuf,
@@ -88,6 +91,7 @@ fn run() -> anyhow::Result<bool> {
             url,
             ca_cert,
             insecure_loopback_http,
+            max_expiry_wait_secs,
             output,
             expected_failures,
         } => {
@@ -98,6 +102,7 @@ fn run() -> anyhow::Result<bool> {
                 url,
                 ca_pem,
                 insecure_loopback_http,
+                max_expiry_wait: std::time::Duration::from_secs(max_expiry_wait_secs),
             };
             (
                 "server",

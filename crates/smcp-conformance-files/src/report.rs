@@ -468,6 +468,18 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     Some(days * 86_400 + h * 3600 + mi * 60 + se - offset)
 }
 
+/// Unix seconds → `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339_at(t: i64) -> String {
+    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
+    let r = t.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        r / 3600,
+        (r % 3600) / 60,
+        r % 60
+    )
+}
+
 /// Unix seconds now.
 pub fn unix_now() -> i64 {
     SystemTime::now()
@@ -499,5 +511,9 @@ mod tests {
         );
         assert_eq!(parse_rfc3339("2026-04-20 18:30"), None);
         assert!(parse_rfc3339(&rfc3339_now()).is_some());
+        assert_eq!(
+            parse_rfc3339(&rfc3339_at(1_776_709_800)),
+            Some(1_776_709_800)
+        );
     }
 }

@@ -14,6 +14,7 @@ async fn leg(opts: RefOptions) -> LegResults {
         url,
         ca_pem: None,
         insecure_loopback_http: true,
+        max_expiry_wait: std::time::Duration::from_secs(5),
     })
     .await
     .unwrap()
@@ -143,4 +144,18 @@ async fn broken_fixture_without_digest_check_fails() {
     let s = summarize("server", &good, &baseline);
     assert!(!s.ok);
     assert_eq!(s.stale_baseline.len(), 2);
+}
+
+#[tokio::test]
+async fn expired_descriptor_is_refused_when_the_suite_may_wait() {
+    let r = leg(RefOptions {
+        expires_in_secs: Some(2),
+        ..RefOptions::default()
+    })
+    .await;
+    assert_eq!(failures(&r), Vec::<String>::new());
+    assert_eq!(
+        statuses(&r, "files-upload", "sep2631-upload-expired-refused"),
+        [Status::Success]
+    );
 }

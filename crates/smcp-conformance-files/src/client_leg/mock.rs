@@ -434,13 +434,5 @@ async fn download(State(s): State<Shared>, Path(fid): Path<String>) -> Response 
 }
 
 fn expires_at() -> String {
-    let t = crate::report::unix_now() + 600;
-    let (y, m, d) = crate::report::civil_from_days(t.div_euclid(86_400));
-    let r = t.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        r / 3600,
-        (r % 3600) / 60,
-        r % 60
-    )
+    crate::report::rfc3339_at(crate::report::unix_now() + 600)
 }

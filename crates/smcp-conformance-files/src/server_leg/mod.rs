@@ -20,6 +20,9 @@ pub struct ServerLegOptions {
     pub ca_pem: Option<Vec<u8>>,
     /// Allow `http://127.0.0.1` descriptors (development only).
     pub insecure_loopback_http: bool,
+    /// How long the suite may wait for an upload descriptor to expire to test that it is then
+    /// refused; zero (the default) reports that check as SKIPPED.
+    pub max_expiry_wait: std::time::Duration,
 }
 
 /// Scenario names of the server leg, in run order.
@@ -48,7 +51,7 @@ pub async fn run(opts: &ServerLegOptions) -> Result<LegResults, WireError> {
             "files-capabilities" => declarations::capabilities(&wire, &mut rec).await,
             "files-declarations" => declarations::declarations(&wire, &mut rec).await,
             "files-inline" => inline::run(&wire, &mut rec).await,
-            "files-upload" => upload::upload(&wire, &mut rec).await,
+            "files-upload" => upload::upload(&wire, &mut rec, opts.max_expiry_wait).await,
             "files-upload-integrity" => upload::integrity(&wire, &mut rec).await,
             "files-uris" => upload::uris(&wire, &mut rec).await,
             "files-download" => download::download(&wire, &mut rec).await,

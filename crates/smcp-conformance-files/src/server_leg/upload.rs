@@ -61,7 +61,11 @@ fn joined(v: &[String]) -> Option<String> {
     (!v.is_empty()).then(|| v.join("; "))
 }
 
-pub(crate) async fn upload(wire: &Wire, rec: &mut Recorder) -> Result<(), WireError> {
+pub(crate) async fn upload(
+    wire: &Wire,
+    rec: &mut Recorder,
+    max_expiry_wait: std::time::Duration,
+) -> Result<(), WireError> {
     let bytes = generated_bytes(3000);
     let reply = authorize_upload(wire, &bytes, "pattern.bin", "application/octet-stream").await?;
     let result = reply.result().cloned().unwrap_or(Value::Null);
@@ -184,11 +188,7 @@ pub(crate) async fn upload(wire: &Wire, rec: &mut Recorder) -> Result<(), WireEr
         &sep::REPLAY,
         expect_file_result(&o, &bytes, "application/octet-stream"),
     );
-    rec.skip(
-        "sep2631-upload-expired-refused",
-        &sep::EXPIRED,
-        "expiry is server-defined; observing it needs waiting past expiresAt (the reference server's test hook is a follow-up)",
-    );
+    expiry(wire, rec, max_expiry_wait).await?;
 
     // Namespaces and resources/read.
     let list = wire.rpc("resources/list", json!({}), files_caps()).await?;
@@ -507,5 +507,65 @@ pub(crate) async fn uris(wire: &Wire, rec: &mut Recorder) -> Result<(), WireErro
             )
         }),
     );
+    Ok(())
+}
+
+/// Waits (at most `max_wait`) for a fresh upload descriptor to pass `expiresAt`, then redeems it.
+async fn expiry(
+    wire: &Wire,
+    rec: &mut Recorder,
+    max_wait: std::time::Duration,
+) -> Result<(), WireError> {
+    let bytes = b"expiring";
+    let reply = authorize_upload(wire, bytes, "late.txt", "text/plain").await?;
+    let result = reply.result().cloned().unwrap_or(Value::Null);
+    let (Some(desc), Some(uri), Some(exp)) = (
+        result.get("upload"),
+        result.pointer("/file/uri").and_then(Value::as_str),
+        result
+            .pointer("/upload/expiresAt")
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339),
+    ) else {
+        rec.skip(
+            "sep2631-upload-expired-refused",
+            &sep::EXPIRED,
+            "no upload descriptor with a parseable expiresAt",
+        );
+        return Ok(());
+    };
+    let wait = u64::try_from(exp + 1 - unix_now()).unwrap_or(0);
+    if max_wait.is_zero() || wait > max_wait.as_secs() {
+        rec.skip(
+            "sep2631-upload-expired-refused",
+            &sep::EXPIRED,
+            format!(
+                "descriptor expires in {wait}s, more than --max-expiry-wait-secs {}",
+                max_wait.as_secs()
+            ),
+        );
+        return Ok(());
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+    let d = wire.upload(desc, bytes, "late.txt", "text/plain").await?;
+    let used = Outcome::of(
+        &wire
+            .call_tool("files_upload_only", json!({"file": uri}), files_caps())
+            .await?,
+    );
+    let problem = if !(400..500).contains(&d.status) {
+        Some(format!("upload after expiresAt answered HTTP {}", d.status))
+    } else if d.reason().as_deref() != Some("descriptorExpired") {
+        Some(format!(
+            "HTTP {} reason {:?}, want descriptorExpired",
+            d.status,
+            d.reason()
+        ))
+    } else if matches!(used, Outcome::Ok(_)) {
+        Some("the file URI of the expired upload was accepted".into())
+    } else {
+        None
+    };
+    rec.must("sep2631-upload-expired-refused", &sep::EXPIRED, problem);
     Ok(())
 }

@@ -27,6 +27,8 @@ pub struct RefOptions {
     pub skip_digest_check: bool,
     /// Issue multipart POST descriptors instead of raw PUT.
     pub multipart: bool,
+    /// Upload descriptors expire this many seconds after issue (default: far future).
+    pub expires_in_secs: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -34,6 +36,7 @@ struct Pending {
     uri: String,
     size: Option<u64>,
     digest: Option<String>,
+    expires: i64,
 }
 
 #[derive(Debug, Default)]
@@ -85,6 +88,17 @@ fn complete(v: Value) -> Value {
 }
 fn expires() -> String {
     "2999-01-01T00:00:00Z".to_owned()
+}
+fn upload_expiry(opts: RefOptions) -> i64 {
+    opts.expires_in_secs
+        .map_or(i64::MAX, |s| smcp_conformance_files::report::unix_now() + s)
+}
+fn rfc(t: i64) -> String {
+    if t == i64::MAX {
+        expires()
+    } else {
+        smcp_conformance_files::report::rfc3339_at(t)
+    }
 }
 
 fn tools() -> Value {
@@ -223,19 +237,21 @@ async fn mcp(State(s): State<Shared>, body: Bytes) -> Response {
                 .unwrap_or("application/octet-stream")
                 .to_owned();
             st.mimes.insert(uri.clone(), mime);
+            let exp = upload_expiry(st.opts);
             st.tickets.insert(
                 ticket.clone(),
                 Pending {
                     uri: uri.clone(),
                     size: params.get("size").and_then(Value::as_u64),
                     digest,
+                    expires: exp,
                 },
             );
             let url = format!("http://{addr}/upload/{ticket}");
             let upload = if st.opts.multipart {
-                json!({"transport": "https", "method": "POST", "url": url, "multipart": {"fileField": "file", "fields": {"token": ticket}}, "expiresAt": expires()})
+                json!({"transport": "https", "method": "POST", "url": url, "multipart": {"fileField": "file", "fields": {"token": ticket}}, "expiresAt": rfc(exp)})
             } else {
-                json!({"transport": "https", "method": "PUT", "url": url, "headers": {"Content-Type": "application/octet-stream"}, "expiresAt": expires()})
+                json!({"transport": "https", "method": "PUT", "url": url, "headers": {"Content-Type": "application/octet-stream"}, "expiresAt": rfc(exp)})
             };
             let mut file = json!({"uri": uri});
             for k in ["name", "mimeType", "size", "digest"] {
@@ -352,6 +368,9 @@ async fn upload(
     let Some(p) = st.tickets.remove(&t) else {
         return fail(StatusCode::GONE, "descriptorExpired");
     };
+    if smcp_conformance_files::report::unix_now() > p.expires {
+        return fail(StatusCode::GONE, "descriptorExpired");
+    }
     let bytes = if st.opts.multipart {
         let parts = multipart_decode(&ct, &body).unwrap_or_default();
         if !parts
