@@ -8,6 +8,7 @@
 //! | module | spec page | what |
 //! |---|---|---|
 //! | [`jsonrpc`] | `basic/index.mdx` | JSON-RPC 2.0 envelope, request ids, error objects |
+//! | [`jsonrpc_split`] | `basic/index.mdx` §_meta | requests with `_meta` kept raw (the server's fast path) |
 //! | [`jsonrpc_typed`] | `basic/index.mdx` §Messages | typed request/notification/response views |
 //! | [`messages`] | `schema.ts` | named messages (`CallToolRequest`, …) and method names |
 //! | [`error`] | `basic/index.mdx` §Error Codes | the error codes and their `data` shapes |
@@ -39,6 +40,7 @@ pub mod error;
 pub mod ext;
 pub mod header;
 pub mod jsonrpc;
+pub mod jsonrpc_split;
 pub mod jsonrpc_typed;
 pub mod messages;
 pub mod meta;

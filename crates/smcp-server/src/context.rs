@@ -5,9 +5,10 @@
 //! that fires when the client closes that stream. Nothing in it outlives the request, and
 //! nothing is keyed by connection: the server is stateless between requests.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use bytes::Bytes;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use smcp_proto::jsonrpc::{Notification, RequestId};
 use smcp_proto::meta;
@@ -95,8 +96,9 @@ pub struct RequestContext {
 struct ContextInner {
     id: RequestId,
     method: String,
-    meta: Map<String, Value>,
-    client_capabilities: Map<String, Value>,
+    /// `params._meta` as received; parsed on first use (most handlers never look).
+    meta_raw: Option<Box<RawValue>>,
+    meta: OnceLock<Map<String, Value>>,
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
     logging_enabled: bool,
@@ -115,10 +117,20 @@ impl std::fmt::Debug for ServerRef {
     }
 }
 
+/// Where a context's `_meta` comes from.
+#[derive(Debug)]
+pub(crate) enum MetaSource {
+    /// Raw JSON from the request, parsed on first use.
+    Raw(Box<RawValue>),
+    /// Already parsed (detached contexts).
+    Parsed(Map<String, Value>),
+}
+
 pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    pub(crate) meta: Map<String, Value>,
+    pub(crate) meta: MetaSource,
+    pub(crate) progress_token: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) logging_enabled: bool,
     pub(crate) events: Option<EventSender>,
@@ -128,28 +140,23 @@ pub(crate) struct ContextParts {
 
 impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
-        let client_capabilities = match parts.meta.get(meta::CLIENT_CAPABILITIES) {
-            Some(Value::Object(caps)) => caps.clone(),
-            _ => Map::new(),
+        let (meta_raw, meta) = match parts.meta {
+            MetaSource::Raw(raw) => (Some(raw), OnceLock::new()),
+            MetaSource::Parsed(map) => (None, OnceLock::from(map)),
         };
-        let progress_token = parts
-            .meta
-            .get(meta::PROGRESS_TOKEN)
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
-            .cloned();
         Self {
             inner: Arc::new(ContextInner {
                 id: parts.id,
                 method: parts.method,
-                client_capabilities,
-                progress_token,
+                meta_raw,
+                meta,
+                progress_token: parts.progress_token,
                 log_level: parts.log_level,
                 logging_enabled: parts.logging_enabled,
                 events: parts.events,
                 last_progress: Mutex::new(None),
                 cancel: parts.cancel,
                 server: ServerRef(parts.server),
-                meta: parts.meta,
             }),
         }
     }
@@ -162,10 +169,15 @@ impl RequestContext {
         meta: Map<String, Value>,
         cancel: CancellationToken,
     ) -> Self {
+        let progress_token = meta
+            .get(meta::PROGRESS_TOKEN)
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
         Self::new(ContextParts {
             id,
             method: method.to_owned(),
-            meta,
+            meta: MetaSource::Parsed(meta),
+            progress_token,
             log_level: None,
             logging_enabled: false,
             events: None,
@@ -193,18 +205,28 @@ impl RequestContext {
 
     /// The request's `params._meta` object.
     pub fn meta(&self) -> &Map<String, Value> {
-        &self.inner.meta
+        self.inner.meta.get_or_init(|| {
+            self.inner
+                .meta_raw
+                .as_ref()
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or_default()
+        })
     }
 
     /// The `ClientCapabilities` declared on *this* request.
     pub fn client_capabilities(&self) -> &Map<String, Value> {
-        &self.inner.client_capabilities
+        static NONE: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+        match self.meta().get(meta::CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => caps,
+            _ => &NONE,
+        }
     }
 
     /// Whether the client declared the capability at this path, e.g. `["elicitation"]` or
     /// `["sampling", "tools"]`. A capability is declared when its member is an object.
     pub fn has_capability(&self, path: &[&str]) -> bool {
-        let mut current = &self.inner.client_capabilities;
+        let mut current = self.client_capabilities();
         for (i, key) in path.iter().enumerate() {
             match current.get(*key) {
                 Some(Value::Object(next)) => current = next,

@@ -91,14 +91,36 @@ struct Args {
     /// Disable SEP-2631 file transfer.
     #[arg(long)]
     no_files: bool,
+    /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
+    /// single-threaded runtime).
+    #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
+    threads: usize,
     /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
     #[arg(long, env = "SMCPD_LOG", default_value = "info")]
     log: String,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // One core: a current-thread runtime avoids the work-stealing scheduler's overhead.
+    let threads = match args.threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        n => n,
+    };
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
     if args.generate_state_key {
         #[allow(clippy::print_stdout)]
         {

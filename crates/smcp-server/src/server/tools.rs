@@ -57,7 +57,13 @@ impl ToolCall {
     /// Deserializes the arguments into `T`; a mismatch is an ordinary tool failure that
     /// names the problem.
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, HandlerError> {
-        serde_json::from_value(Value::Object(self.arguments.clone()))
+        use serde::de::IntoDeserializer;
+        // Deserialize straight from the map: no clone of the arguments.
+        let entries = self
+            .arguments
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.into_deserializer()));
+        T::deserialize(serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries))
             .map_err(|e| HandlerError::failed(format!("invalid arguments: {e}")))
     }
 

@@ -13,9 +13,11 @@
 //! the method lookup (404) and per-tool checks happen after, in dispatch.
 
 use http::HeaderMap;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{Request, RequestId};
+use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::jsonrpc_split::{MetaView, SplitRequest, raw_str};
 use smcp_proto::{header, meta};
 
 use crate::context::LogLevel;
@@ -34,8 +36,10 @@ pub(crate) struct Checked {
     pub(crate) method: String,
     /// `params` without `_meta`.
     pub(crate) params: Map<String, Value>,
-    pub(crate) meta: Map<String, Value>,
+    /// `params._meta`, unparsed (handlers that want it get it parsed on first use).
+    pub(crate) meta: Box<RawValue>,
     pub(crate) log_level: Option<LogLevel>,
+    pub(crate) progress_token: Option<Value>,
 }
 
 /// The single value of a header, trimmed of optional whitespace; `Err` when repeated or not
@@ -54,16 +58,18 @@ fn single_header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h st
     Ok(Some(text.trim_matches([' ', '\t'])))
 }
 
-pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Rejection> {
-    let Request { id, method, params } = request;
+pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checked, Rejection> {
+    let SplitRequest {
+        id,
+        method,
+        params,
+        meta,
+    } = request;
     let mismatch = |msg: String| Rejection::header_mismatch(Some(id.clone()), msg);
     let invalid =
         |msg: String| Rejection::protocol(Some(id.clone()), ErrorObject::invalid_params(msg));
 
-    let mut params = match params {
-        Some(Value::Object(p)) => p,
-        _ => Map::new(),
-    };
+    let params = params.unwrap_or_default();
 
     // 1. MCP-Protocol-Version header.
     let header_version = single_header(headers, PROTOCOL_VERSION_HEADER).map_err(mismatch)?;
@@ -85,25 +91,25 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
     };
 
     // 2. _meta and its protocol version.
-    let meta_obj = match params.remove("_meta") {
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(invalid("\"params._meta\" must be an object".to_owned())),
-        None => {
-            return Err(invalid(format!(
-                "\"params._meta\" is required and must carry {:?} and {:?}",
-                meta::PROTOCOL_VERSION,
-                meta::CLIENT_CAPABILITIES
-            )));
-        }
+    let Some(meta_raw) = meta else {
+        return Err(invalid(format!(
+            "\"params._meta\" is required and must carry {:?} and {:?}",
+            meta::PROTOCOL_VERSION,
+            meta::CLIENT_CAPABILITIES
+        )));
     };
-    let body_version = match meta_obj.get(meta::PROTOCOL_VERSION) {
-        Some(Value::String(v)) => v.as_str(),
-        Some(_) => {
-            return Err(invalid(format!(
-                "\"params._meta[{:?}]\" must be a string",
-                meta::PROTOCOL_VERSION
-            )));
-        }
+    let view = MetaView::parse(&meta_raw)
+        .map_err(|_| invalid("\"params._meta\" must be an object".to_owned()))?;
+    let body_version = match view.protocol_version {
+        Some(raw) => match raw_str(raw) {
+            Some(v) => v,
+            None => {
+                return Err(invalid(format!(
+                    "\"params._meta[{:?}]\" must be a string",
+                    meta::PROTOCOL_VERSION
+                )));
+            }
+        },
         None => {
             return Err(invalid(format!(
                 "\"params._meta[{:?}]\" is required",
@@ -111,6 +117,7 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
             )));
         }
     };
+    let body_version: &str = &body_version;
     if body_version != header_version {
         return Err(mismatch(format!(
             "Header mismatch: MCP-Protocol-Version header value {header_version:?} does not match body value {body_version:?}"
@@ -168,9 +175,9 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
         }
     }
 
-    // 5. Client capabilities and log level.
-    match meta_obj.get(meta::CLIENT_CAPABILITIES) {
-        Some(Value::Object(_)) => {}
+    // 5. Client capabilities, log level, progress token.
+    match view.client_capabilities {
+        Some(raw) if raw.get().starts_with('{') => {}
         Some(_) => {
             return Err(invalid(format!(
                 "\"params._meta[{:?}]\" must be an object",
@@ -184,26 +191,34 @@ pub(crate) fn check(headers: &HeaderMap, request: Request) -> Result<Checked, Re
             )));
         }
     }
-    let log_level = match meta_obj.get(meta::LOG_LEVEL) {
+    let log_level = match view.log_level {
         None => None,
-        Some(Value::String(level)) => Some(LogLevel::parse(level).ok_or_else(|| {
-            invalid(format!(
-                "unknown log level {level:?} in \"params._meta[{:?}]\"",
-                meta::LOG_LEVEL
-            ))
-        })?),
-        Some(_) => {
-            return Err(invalid(format!(
-                "\"params._meta[{:?}]\" must be a string",
-                meta::LOG_LEVEL
-            )));
+        Some(raw) => {
+            let level = raw_str(raw).ok_or_else(|| {
+                invalid(format!(
+                    "\"params._meta[{:?}]\" must be a string",
+                    meta::LOG_LEVEL
+                ))
+            })?;
+            Some(LogLevel::parse(&level).ok_or_else(|| {
+                invalid(format!(
+                    "unknown log level {level:?} in \"params._meta[{:?}]\"",
+                    meta::LOG_LEVEL
+                ))
+            })?)
         }
     };
+    // A progress token is a string or an integer; anything else is ignored.
+    let progress_token = view
+        .progress_token
+        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     Ok(Checked {
         id,
         method,
         params,
-        meta: meta_obj,
+        meta: meta_raw,
         log_level,
+        progress_token,
     })
 }

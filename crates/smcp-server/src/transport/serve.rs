@@ -195,7 +195,9 @@ async fn drive<I, S, B>(
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
-    let conn = builder.serve_connection_with_upgrades(io, TowerToHyperService::new(service));
+    // No upgrades: MCP never switches protocols, and upgrade support costs a channel per
+    // request.
+    let conn = builder.serve_connection(io, TowerToHyperService::new(service));
     let conn = watcher.watch(conn.into_owned());
     tokio::select! {
         result = conn => {

@@ -26,6 +26,7 @@ use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{ErrorResponse, Message, RequestId, ResultResponse};
+use smcp_proto::jsonrpc_split::SplitRequest;
 use smcp_proto::sse;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -58,7 +59,9 @@ impl McpService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let span = tracing::info_span!(
+        // DEBUG, like tower-http's TraceLayer: a production INFO filter pays nothing per
+        // request, and `RUST_LOG=smcp_server=debug` shows every request with its fields.
+        let span = tracing::debug_span!(
             "mcp.request",
             method = field::Empty,
             name = field::Empty,
@@ -161,20 +164,15 @@ fn accepts(headers: &http::HeaderMap) -> Accepts {
         let Ok(value) = value.to_str() else { continue };
         for item in value.split(',') {
             seen = true;
-            let media = item
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            match media.as_str() {
-                "*/*" => {
-                    a.json = true;
-                    a.sse = true;
-                }
-                "application/json" | "application/*" => a.json = true,
-                "text/event-stream" | "text/*" => a.sse = true,
-                _ => {}
+            let media = item.split(';').next().unwrap_or("").trim();
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            if is("*/*") {
+                a.json = true;
+                a.sse = true;
+            } else if is("application/json") || is("application/*") {
+                a.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                a.sse = true;
             }
         }
     }
@@ -305,6 +303,11 @@ where
         }
     };
 
+    // Fast path: a well-formed request, with `_meta` kept raw. Anything else goes through
+    // the precise parser, which explains what is wrong.
+    if let Some(request) = SplitRequest::parse(&bytes) {
+        return handle_request(inner, parts, accepts, request).await;
+    }
     let message = match Message::from_slice(&bytes) {
         Ok(m) => m,
         Err(e) => {
@@ -345,6 +348,16 @@ where
         }
     };
 
+    handle_request(inner, parts, accepts, SplitRequest::from_request(request)).await
+}
+
+/// The JSON-RPC pipeline, dispatch and response of one request.
+async fn handle_request(
+    inner: Arc<Inner>,
+    parts: http::request::Parts,
+    accepts: Accepts,
+    request: SplitRequest,
+) -> Response<McpBody> {
     let span = tracing::Span::current();
     span.record("method", request.method.as_str());
     let checked = match pipeline::check(&parts.headers, request) {
@@ -373,7 +386,8 @@ where
     let ctx = RequestContext::new(ContextParts {
         id: checked.id.clone(),
         method: checked.method.clone(),
-        meta: checked.meta,
+        meta: crate::context::MetaSource::Raw(checked.meta),
+        progress_token: checked.progress_token,
         log_level: checked.log_level,
         logging_enabled: inner.logging,
         events: events_tx.clone(),
