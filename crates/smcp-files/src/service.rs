@@ -204,11 +204,22 @@ impl Files {
         if authority != self.inner.config.authority {
             return Err(FileError::unavailable());
         }
-        if !FileMeta::valid_id(id) {
+        let well_formed = !id.is_empty()
+            && id.len() <= 256
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+            && id != "."
+            && id != "..";
+        if !well_formed {
             return Err(FileError::new(
                 FileErrorReason::MalformedFileUri,
                 "malformed file id",
             ));
+        }
+        // Well-formed but not an id this service mints: it cannot exist (unknown).
+        if !FileMeta::valid_id(id) {
+            return Err(FileError::unavailable());
         }
         Ok(id.to_owned())
     }
