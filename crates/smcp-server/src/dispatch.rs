@@ -45,6 +45,29 @@ pub(crate) struct Call<'a> {
     pub(crate) principal: Option<String>,
 }
 
+impl Call<'_> {
+    /// Binds multi round-trip state to this request (`method` + salient params + principal)
+    /// and verifies any `requestState` it carries; an error means the handler must not run.
+    fn mrtr_input(
+        &mut self,
+        method: &'static str,
+        salient: Value,
+    ) -> Result<(Binding, Input), ErrorObject> {
+        let binding = Binding {
+            method,
+            salient,
+            principal: self.principal.take(),
+        };
+        let input = Input::prepare(
+            &self.inner.mrtr,
+            &binding,
+            &mut self.params,
+            self.ctx.clone(),
+        )?;
+        Ok((binding, input))
+    }
+}
+
 /// Methods that may answer `input_required` (`basic/patterns/mrtr.mdx` §Supported Requests).
 const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
@@ -240,20 +263,11 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             return Err(Rejection::protocol(Some(call.id.clone()), err));
         }
     }
-    let binding = Binding {
-        method: "tools/call",
-        salient: json!({"name": name, "arguments": arguments}),
-        principal: call.principal.take(),
-    };
-    let input = match Input::prepare(
-        &call.inner.mrtr,
-        &binding,
-        &mut call.params,
-        call.ctx.clone(),
-    ) {
-        Ok(input) => input,
-        Err(e) => return Ok(Dispatch::Ready(Err(e))),
-    };
+    let (binding, input) =
+        match call.mrtr_input("tools/call", json!({"name": name, "arguments": arguments})) {
+            Ok(prepared) => prepared,
+            Err(e) => return Ok(Dispatch::Ready(Err(e))),
+        };
     let args_value = Value::Object(arguments);
     if let Err(problems) = tool.validator.validate(&args_value) {
         return Ok(Dispatch::Ready(Ok(tool_error_result(&format!(
@@ -390,18 +404,8 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
         .with_data(json!({"uri": uri}))));
     };
     let hint = entry.cache.unwrap_or(call.inner.cache.resources_read);
-    let binding = Binding {
-        method: "resources/read",
-        salient: json!({"uri": uri}),
-        principal: call.principal.take(),
-    };
-    let input = match Input::prepare(
-        &call.inner.mrtr,
-        &binding,
-        &mut call.params,
-        call.ctx.clone(),
-    ) {
-        Ok(input) => input,
+    let (binding, input) = match call.mrtr_input("resources/read", json!({"uri": uri})) {
+        Ok(prepared) => prepared,
         Err(e) => return Dispatch::Ready(Err(e)),
     };
     let can_download = crate::files::client_can_download(&call.ctx);
@@ -467,20 +471,11 @@ fn get_prompt(mut call: Call<'_>) -> Dispatch {
             "Missing required argument {missing:?} for prompt {name:?}"
         ))));
     }
-    let binding = Binding {
-        method: "prompts/get",
-        salient: json!({"name": name, "arguments": arguments}),
-        principal: call.principal.take(),
-    };
-    let input = match Input::prepare(
-        &call.inner.mrtr,
-        &binding,
-        &mut call.params,
-        call.ctx.clone(),
-    ) {
-        Ok(input) => input,
-        Err(e) => return Dispatch::Ready(Err(e)),
-    };
+    let (binding, input) =
+        match call.mrtr_input("prompts/get", json!({"name": name, "arguments": arguments})) {
+            Ok(prepared) => prepared,
+            Err(e) => return Dispatch::Ready(Err(e)),
+        };
     let fut = entry.handler.get(PromptGet {
         name,
         arguments,
