@@ -100,37 +100,38 @@ pub struct CallMeta<'a> {
 /// The `_meta` smcpd puts on every result: its serverInfo. smcpd's name and title are fixed
 /// in `crates/smcpd/src/demo.rs`; its version is the workspace version, which this crate shares.
 pub const SERVER_INFO_META: &str = concat!(
-    "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\",",
-    "\"title\":\"smcp reference server\",\"version\":\"",
+    "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\",\"version\":\"",
     env!("CARGO_PKG_VERSION"),
-    "\"}}"
+    "\",\"title\":\"smcp reference server\"}}"
 );
 
 /// Appends the JSON-RPC result of an echo call to `out`, byte for byte as smcpd writes it
-/// (serde_json maps, so members in sorted order):
-/// `{"jsonrpc":"2.0","id":<id>,"result":{"_meta":<SERVER_INFO_META>,"content":[{"text":<text>,"type":"text"}],"resultType":"complete"}}`.
+/// (serde_json keeps members in insertion order):
+/// `{"jsonrpc":"2.0","id":<id>,"result":{"resultType":"complete","content":[{"type":"text","text":<text>}],"_meta":<SERVER_INFO_META>}}`.
 pub fn write_echo_result(out: &mut Vec<u8>, id: &RawValue, text: &str) {
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id.get().as_bytes());
-    out.extend_from_slice(b",\"result\":{\"_meta\":");
-    out.extend_from_slice(SERVER_INFO_META.as_bytes());
-    out.extend_from_slice(b",\"content\":[{\"text\":");
+    out.extend_from_slice(
+        b",\"result\":{\"resultType\":\"complete\",\"content\":[{\"type\":\"text\",\"text\":",
+    );
     out.extend_from_slice(json_string(text).as_bytes());
-    out.extend_from_slice(b",\"type\":\"text\"}],\"resultType\":\"complete\"}}");
+    out.extend_from_slice(b"}],\"_meta\":");
+    out.extend_from_slice(SERVER_INFO_META.as_bytes());
+    out.extend_from_slice(b"}}");
 }
 
 /// One SSE event carrying `notifications/progress` number `progress` of `total`, as smcpd
-/// writes it: `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":i,"progressToken":<token>,"total":10}}\n\n`.
+/// writes it: `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":<token>,"progress":i,"total":10}}\n\n`.
 pub fn progress_event(token: &RawValue, progress: u32, total: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     out.extend_from_slice(
         format!(
-            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progress\":{progress},\"progressToken\":"
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":"
         )
         .as_bytes(),
     );
     out.extend_from_slice(token.get().as_bytes());
-    out.extend_from_slice(format!(",\"total\":{total}}}}}\n\n").as_bytes());
+    out.extend_from_slice(format!(",\"progress\":{progress},\"total\":{total}}}}}\n\n").as_bytes());
     out
 }
 
@@ -231,7 +232,7 @@ mod tests {
         write_echo_result(&mut out, req.id, text);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            r#"{"jsonrpc":"2.0","id":42,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"smcpd","title":"smcp reference server","version":"0.1.0"}},"content":[{"text":"hello","type":"text"}],"resultType":"complete"}}"#
+            r#"{"jsonrpc":"2.0","id":42,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"smcpd","version":"0.1.0","title":"smcp reference server"}}}}"#
         );
     }
 
@@ -240,7 +241,7 @@ mod tests {
         let token = RawValue::from_string("\"t\"".to_owned()).unwrap();
         assert_eq!(
             std::str::from_utf8(&progress_event(&token, 3, 10)).unwrap(),
-            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":3,\"progressToken\":\"t\",\"total\":10}}\n\n"
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":3,\"total\":10}}\n\n"
         );
     }
 
