@@ -125,10 +125,7 @@ pub fn write_echo_result(out: &mut Vec<u8>, id: &RawValue, text: &str) {
 pub fn progress_event(token: &RawValue, progress: u32, total: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     out.extend_from_slice(
-        format!(
-            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":"
-        )
-        .as_bytes(),
+        b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":",
     );
     out.extend_from_slice(token.get().as_bytes());
     out.extend_from_slice(format!(",\"progress\":{progress},\"total\":{total}}}}}\n\n").as_bytes());
