@@ -424,7 +424,7 @@ impl ListenStream {
         match self.subscription.poll_recv(cx) {
             Poll::Ready(Some(change)) => {
                 self.rearm();
-                return Poll::Ready(Some(self.render(&change)));
+                return Poll::Ready(Some(render(&self.id_json, &change)));
             }
             Poll::Ready(None) if self.subscription.is_overflowed() => {
                 self.done = true;
@@ -453,25 +453,27 @@ impl ListenStream {
             .in_scope(|| tracing::debug!(reason = why, "listen stream closed gracefully"));
         self.close.take()
     }
+}
 
-    /// `{"jsonrpc":"2.0","method":…,"params":{"_meta":{subscriptionId},…}}` as one SSE event.
-    /// Written by hand: the same few bytes go to every listener, each with its own id.
-    fn render(&self, change: &Change) -> Bytes {
-        let mut json = String::with_capacity(160);
-        json.push_str(r#"{"jsonrpc":"2.0","method":""#);
-        json.push_str(change.method());
-        json.push_str(r#"","params":{"_meta":{""#);
-        json.push_str(meta::SUBSCRIPTION_ID);
-        json.push_str(r#"":"#);
-        json.push_str(&self.id_json);
-        json.push('}');
-        if let Change::ResourceUpdated { uri } = change {
-            json.push_str(r#","uri":"#);
-            json.push_str(&Value::String(uri.to_string()).to_string());
-        }
-        json.push_str("}}");
-        sse_frame(json.as_bytes())
+/// `data: {"jsonrpc":"2.0","method":…,"params":{"_meta":{subscriptionId},…}}` and the
+/// blank line, as one SSE event in one buffer. Written by hand: the same few bytes go to
+/// every listener, each with its own id, and compact JSON has no line break to split on.
+fn render(id_json: &str, change: &Change) -> Bytes {
+    let mut frame = Vec::with_capacity(176 + id_json.len());
+    frame.extend_from_slice(br#"data: {"jsonrpc":"2.0","method":""#);
+    frame.extend_from_slice(change.method().as_bytes());
+    frame.extend_from_slice(br#"","params":{"_meta":{""#);
+    frame.extend_from_slice(meta::SUBSCRIPTION_ID.as_bytes());
+    frame.extend_from_slice(br#"":"#);
+    frame.extend_from_slice(id_json.as_bytes());
+    frame.push(b'}');
+    if let Change::ResourceUpdated { uri } = change {
+        frame.extend_from_slice(br#","uri":"#);
+        // Serializing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut frame, &**uri);
     }
+    frame.extend_from_slice(b"}}\n\n");
+    Bytes::from(frame)
 }
 
 impl Drop for ListenStream {
@@ -479,6 +481,44 @@ impl Drop for ListenStream {
         if !self.done {
             self.span
                 .in_scope(|| tracing::debug!("listen stream closed by the client"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand-written frame is exactly what the generic encoder makes of the notification.
+    #[test]
+    fn render_matches_the_generic_encoder() {
+        let changes = [
+            Change::ToolsListChanged,
+            Change::PromptsListChanged,
+            Change::ResourcesListChanged,
+            Change::ResourceUpdated {
+                uri: "file:///a \"quoted\"\nline/ü".into(),
+            },
+        ];
+        for id in [json!(7), json!("listen-1"), json!("quote\"d")] {
+            for change in &changes {
+                let mut params = Map::new();
+                params.insert(
+                    "_meta".to_owned(),
+                    json!({ meta::SUBSCRIPTION_ID: id.clone() }),
+                );
+                if let Change::ResourceUpdated { uri } = change {
+                    params.insert("uri".to_owned(), json!(&**uri));
+                }
+                let expected = sse_frame(
+                    &Message::Notification(Notification {
+                        method: change.method().to_owned(),
+                        params: Some(Value::Object(params)),
+                    })
+                    .to_vec(),
+                );
+                assert_eq!(render(&id.to_string(), change), expected, "{id} {change:?}");
+            }
         }
     }
 }
