@@ -56,8 +56,10 @@ pub(crate) enum Kind {
     /// The server broke the protocol (bad SSE, wrong id, a request on a stream, bad shapes…).
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// A SEP-2631 file transfer failed (descriptor refused, data-plane error, integrity
+    /// mismatch, local I/O).
     #[error("file transfer: {0}")]
-    File(String),
+    File(crate::files::FileError),
     /// The response stream ended before the response to the request arrived.
     #[error("the response stream ended before the response arrived (the request is lost)")]
     StreamBroken,
@@ -109,14 +111,18 @@ impl Error {
         Self::new(Kind::Protocol(message.into()))
     }
 
-    pub(crate) fn file(message: impl Into<String>) -> Self {
-        Self::new(Kind::File(message.into()))
-    }
-
     /// Whether a SEP-2631 file transfer failed (refused descriptor, integrity mismatch,
-    /// data-plane HTTP error, local I/O).
+    /// data-plane HTTP error, local I/O); [`Error::file_error`] says which.
     pub fn is_file_transfer(&self) -> bool {
         matches!(*self.inner, Kind::File(_))
+    }
+
+    /// The typed reason of a failed SEP-2631 file transfer.
+    pub fn file_error(&self) -> Option<&crate::files::FileError> {
+        match &*self.inner {
+            Kind::File(e) => Some(e),
+            _ => None,
+        }
     }
 
     pub(crate) fn config(message: impl Into<String>) -> Self {
@@ -226,6 +232,12 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         std::error::Error::source(&*self.inner)
+    }
+}
+
+impl From<crate::files::FileError> for Error {
+    fn from(e: crate::files::FileError) -> Self {
+        Self::new(Kind::File(e))
     }
 }
 

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use serde_json::{Value, json};
-use smcp_client::{Client, FileTransfer};
-use smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore};
+use smcp_client::{Client, FileError, FileTransfer};
+use smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore, UploadStyle};
 use smcp_proto::ext::files::FileDigest;
 use smcp_server::ServeOptions;
 use smcp_server::transport::tls;
@@ -23,6 +23,10 @@ struct Fixture {
 }
 
 async fn start(tag: &str, tls_on: bool) -> Result<Fixture> {
+    start_with(tag, tls_on, UploadStyle::Put).await
+}
+
+async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Result<Fixture> {
     let dir = std::env::temp_dir().join(format!("smcp-client-files-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
@@ -35,6 +39,7 @@ async fn start(tag: &str, tls_on: bool) -> Result<Fixture> {
         KeyRing::generate(),
         FilesConfig {
             allow_insecure_loopback: !tls_on,
+            upload_style,
             ..FilesConfig::default()
         },
     )
@@ -186,6 +191,16 @@ async fn plain_http_descriptors_need_the_loopback_opt_in() -> Result<()> {
     let strict = client(&f, FileTransfer::default())?;
     let err = strict.upload_path(&path, None, None).await.unwrap_err();
     assert!(err.is_file_transfer(), "{err}");
+    assert!(
+        matches!(
+            err.file_error(),
+            Some(FileError::InsecureUrl {
+                loopback_allowed: false,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
     let dev = client(
         &f,
         FileTransfer {
@@ -273,5 +288,66 @@ async fn elicited_file_field_answered_with_a_path_is_uploaded() -> Result<()> {
         !f.auth_seen_on_files.lock().unwrap().is_empty(),
         "went through an upload"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn multipart_descriptors_get_a_form_post_with_their_fields() -> Result<()> {
+    let f = start_with("multipart", true, UploadStyle::Multipart).await?;
+    let c = client(&f, FileTransfer::default())?;
+    let path = f.dir.join("form.txt");
+    std::fs::write(&path, b"sent as multipart/form-data")?;
+    let v = c.upload_path(&path, Some("text/plain"), None).await?;
+    assert_eq!(v.size, Some(27));
+    let r = c
+        .call_tool("files_upload_only", json!({"file": v.uri}))
+        .await?;
+    let sc = r.structured_content.unwrap();
+    assert_eq!(
+        sc["digest"]["value"],
+        FileDigest::sha256(b"sent as multipart/form-data").value,
+        "{sc}"
+    );
+    assert_eq!(sc["mimeType"], "text/plain", "{sc}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn download_file_verifies_the_given_file_value_and_leaves_nothing_on_mismatch() -> Result<()>
+{
+    let f = start("verify", true).await?;
+    let c = client(&f, FileTransfer::default())?;
+    let r = c
+        .call_tool("files_generate", json!({"size": 3000, "name": "out.bin"}))
+        .await?;
+    let outputs = smcp_client::files::output_files(&r);
+    assert_eq!(outputs.len(), 1, "{r:?}");
+    let good = outputs[0].clone();
+    let out = f.dir.join("verify-out");
+    std::fs::create_dir_all(&out)?;
+    // A FileValue whose digest does not match the served bytes: refused, nothing kept.
+    let mut tampered = good.clone();
+    tampered.digest = Some(FileDigest::sha256(b"not these bytes"));
+    let err = c.download_file(&tampered, &out, None).await.unwrap_err();
+    assert!(
+        matches!(err.file_error(), Some(FileError::DigestMismatch { .. })),
+        "{err:?}"
+    );
+    assert_eq!(std::fs::read_dir(&out)?.count(), 0, "nothing left behind");
+    // A wrong size is caught as well.
+    let mut short = good.clone();
+    short.size = Some(2999);
+    let err = c.download_file(&short, &out, None).await.unwrap_err();
+    assert!(
+        err.file_error()
+            .is_some_and(FileError::is_integrity_failure),
+        "{err:?}"
+    );
+    assert_eq!(std::fs::read_dir(&out)?.count(), 0, "nothing left behind");
+    // The genuine one lands under its name.
+    let (path, _) = c.download_file(&good, &out, None).await?;
+    assert_eq!(path, out.join("out.bin"));
+    assert_eq!(std::fs::read(&path)?.len(), 3000);
+    assert_eq!(std::fs::read_dir(&out)?.count(), 1);
     Ok(())
 }

@@ -330,6 +330,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let value = client
                     .file_argument(
                         std::path::Path::new(path),
+                        None,
                         &decl.descriptor,
                         Some(&progress),
                     )

@@ -1,0 +1,345 @@
+//! `files/authorizeDownload` and the verified download: bytes stream into a hidden,
+//! uniquely named part file beside the destination; size and digest are checked against every
+//! announced value; only then is the part file renamed to its final name. On any failure, and
+//! when the download future is dropped, the part file is removed: no file ever appears under
+//! the final name unverified.
+
+use std::path::{Path, PathBuf};
+
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+use smcp_proto::ext::files::{
+    AuthorizeDownloadResult, DigestBuilder, FileDigest, FileValue, METHOD_AUTHORIZE_DOWNLOAD,
+    SHA_256,
+};
+use tokio::io::AsyncWriteExt;
+
+use super::error::{FileError, Operation};
+use super::policy::{check_descriptor, descriptor_method};
+use super::{Progress, refusal};
+use crate::client::{Client, decode};
+use crate::error::Result;
+
+/// Name used when the server gives none (or an unusable one).
+const FALLBACK_NAME: &str = "download.bin";
+
+/// The last path component of a server-supplied name, if it is safe to create in a directory
+/// the caller chose: not empty, not `.`/`..`, not hidden (which also keeps it out of the part
+/// files' namespace).
+pub(crate) fn safe_file_name(name: &str) -> Option<&str> {
+    let last = name.rsplit(['/', '\\']).next()?;
+    (!last.is_empty() && !last.starts_with('.')).then_some(last)
+}
+
+/// Where a download into `dest` lands: `dest/<name>` when `dest` is a directory (the first
+/// usable name of `names`, else `download.bin`), else `dest` itself.
+pub(crate) fn target_path(dest: &Path, names: &[Option<&str>]) -> PathBuf {
+    if dest.is_dir() {
+        let name = names
+            .iter()
+            .flatten()
+            .find_map(|n| safe_file_name(n))
+            .unwrap_or(FALLBACK_NAME);
+        dest.join(name)
+    } else {
+        dest.to_path_buf()
+    }
+}
+
+/// The smallest size any of `files` announces (a download running past it is stopped).
+fn announced_size(files: &[&FileValue]) -> Option<u64> {
+    files.iter().filter_map(|f| f.size).min()
+}
+
+/// Checks received bytes against every announced size and digest (SEP-2631 §8: clients MUST
+/// verify byte count and digest when present). A digest in another algorithm than sha-256
+/// cannot be verified and fails closed.
+pub(crate) fn verify(
+    files: &[&FileValue],
+    received_size: u64,
+    received: &FileDigest,
+) -> Result<(), FileError> {
+    for f in files {
+        if let Some(expected) = f.size
+            && expected != received_size
+        {
+            return Err(FileError::SizeMismatch {
+                expected,
+                received: received_size,
+            });
+        }
+    }
+    for expected in files.iter().filter_map(|f| f.digest.as_ref()) {
+        if !expected.algorithm.eq_ignore_ascii_case(SHA_256) {
+            return Err(FileError::UnsupportedDigestAlgorithm {
+                algorithm: expected.algorithm.clone(),
+            });
+        }
+        if !expected.matches(received) {
+            return Err(FileError::DigestMismatch {
+                expected: expected.clone(),
+                received: received.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A download in progress: a hidden part file, removed on drop unless [`persist`]ed.
+///
+/// [`persist`]: PartFile::persist
+#[derive(Debug)]
+pub(crate) struct PartFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl PartFile {
+    /// Creates a new, empty part file in `dir` (never an existing one).
+    pub(crate) async fn create(dir: &Path) -> Result<(Self, tokio::fs::File), FileError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let mut attempt = 0;
+        loop {
+            let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!(".smcp-download-{}-{seq}.part", std::process::id()));
+            match tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .await
+            {
+                Ok(file) => return Ok((Self { path, armed: true }, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(FileError::io(path, e)),
+            }
+        }
+    }
+
+    /// Renames the part file to `target` (replacing it); the part file is no longer removed.
+    pub(crate) async fn persist(mut self, target: &Path) -> Result<(), FileError> {
+        tokio::fs::rename(&self.path, target)
+            .await
+            .map_err(|e| FileError::io(target, e))?;
+        self.armed = false;
+        Ok(())
+    }
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+impl Client {
+    /// `files/authorizeDownload`.
+    pub async fn authorize_download(&self, uri: &str) -> Result<AuthorizeDownloadResult> {
+        let mut map = Map::new();
+        map.insert("uri".into(), Value::String(uri.to_owned()));
+        decode(
+            METHOD_AUTHORIZE_DOWNLOAD,
+            self.request(METHOD_AUTHORIZE_DOWNLOAD, map).await?,
+        )
+    }
+
+    /// Downloads a file URI into `dest` (a directory: the server's name is used) through a
+    /// part file; size and digest announced by `files/authorizeDownload` are verified before
+    /// the rename, and the part file is deleted on any mismatch. Returns the final path and
+    /// the file's metadata.
+    pub async fn download_to(
+        &self,
+        uri: &str,
+        dest: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(PathBuf, FileValue)> {
+        self.download_verified(uri, None, dest, progress).await
+    }
+
+    /// Downloads a file the client was given (a tool output, see [`super::output_files`]) like
+    /// [`download_to`](Self::download_to), verifying the bytes against the size and digest of
+    /// `file` **and** of the `files/authorizeDownload` answer. The name of `file` is preferred
+    /// for the destination.
+    pub async fn download_file(
+        &self,
+        file: &FileValue,
+        dest: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(PathBuf, FileValue)> {
+        self.download_verified(&file.uri, Some(file), dest, progress)
+            .await
+    }
+
+    async fn download_verified(
+        &self,
+        uri: &str,
+        given: Option<&FileValue>,
+        dest: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(PathBuf, FileValue)> {
+        let (http, cfg) = self.data_plane()?;
+        let auth = self.authorize_download(uri).await?;
+        let url = check_descriptor(&auth.download, cfg.allow_insecure_loopback)?;
+        let method = descriptor_method(&auth.download, Operation::Download)?;
+        let announced: Vec<&FileValue> = given.into_iter().chain([&auth.file]).collect();
+        let target = target_path(
+            dest,
+            &[
+                given.and_then(|f| f.name.as_deref()),
+                auth.file.name.as_deref(),
+            ],
+        );
+        let parent = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut req = http.request(method, url);
+        for (k, v) in super::upload::descriptor_headers(auth.download.headers.as_ref(), false) {
+            req = req.header(k, v);
+        }
+        let resp = req.send().await.map_err(|source| FileError::Http {
+            operation: Operation::Download,
+            source,
+        })?;
+        if !resp.status().is_success() {
+            return Err(refusal(resp, Operation::Download).await.into());
+        }
+        let limit = announced_size(&announced);
+        let total = limit.or(resp.content_length());
+        let (part, file) = PartFile::create(parent).await?;
+        let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
+        let mut hasher = DigestBuilder::new();
+        let mut body = resp.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|source| FileError::Http {
+                operation: Operation::Download,
+                source,
+            })?;
+            hasher.update(&chunk);
+            if let Some(expected) = limit
+                && hasher.len() > expected
+            {
+                return Err(FileError::SizeMismatch {
+                    expected,
+                    received: hasher.len(),
+                }
+                .into());
+            }
+            out.write_all(&chunk)
+                .await
+                .map_err(|e| FileError::io(&target, e))?;
+            if let Some(p) = progress {
+                p(hasher.len(), total);
+            }
+        }
+        // Flushed, not fsynced: the rename happens only after verification and a client-side
+        // copy can be fetched again (curl does not fsync either).
+        out.flush().await.map_err(|e| FileError::io(&target, e))?;
+        drop(out);
+        let (size, digest) = hasher.finish();
+        verify(&announced, size, &digest)?;
+        part.persist(&target).await?;
+        tracing::info!(file = %target.display(), size, "downloaded and verified");
+        Ok((target, auth.file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fv(size: Option<u64>, digest: Option<FileDigest>) -> FileValue {
+        FileValue {
+            uri: "mcp-file://s/f".into(),
+            name: None,
+            mime_type: None,
+            size,
+            digest,
+        }
+    }
+
+    #[test]
+    fn names_are_reduced_to_a_safe_last_component() {
+        assert_eq!(safe_file_name("report.pdf"), Some("report.pdf"));
+        assert_eq!(safe_file_name("../../etc/passwd"), Some("passwd"));
+        assert_eq!(safe_file_name("a\\b.txt"), Some("b.txt"));
+        assert_eq!(safe_file_name(".."), None);
+        assert_eq!(safe_file_name(".bashrc"), None);
+        assert_eq!(safe_file_name("dir/"), None);
+        assert_eq!(safe_file_name(""), None);
+        let dir = std::env::temp_dir();
+        assert_eq!(
+            target_path(&dir, &[Some(".hidden"), Some("x.bin")]),
+            dir.join("x.bin")
+        );
+        assert_eq!(target_path(&dir, &[None, None]), dir.join(FALLBACK_NAME));
+        let file = dir.join("no-such-dir-smcp").join("f");
+        assert_eq!(target_path(&file, &[Some("x")]), file);
+    }
+
+    #[test]
+    fn verification_checks_every_announced_size_and_digest() {
+        let bytes = b"generated";
+        let good = FileDigest::sha256(bytes);
+        let n = bytes.len() as u64;
+        assert!(verify(&[&fv(Some(n), Some(good.clone()))], n, &good).is_ok());
+        assert!(verify(&[&fv(None, None)], n, &good).is_ok());
+        let e = verify(&[&fv(Some(n + 1), None)], n, &good).unwrap_err();
+        assert!(
+            matches!(e, FileError::SizeMismatch { expected, received } if expected == n + 1 && received == n)
+        );
+        // The tool's FileValue and the authorizeDownload answer are both binding.
+        let wrong = FileDigest::sha256(b"other bytes");
+        let e = verify(
+            &[&fv(Some(n), Some(good.clone())), &fv(Some(n), Some(wrong))],
+            n,
+            &good,
+        )
+        .unwrap_err();
+        assert!(matches!(e, FileError::DigestMismatch { .. }), "{e:?}");
+        let md5 = FileDigest {
+            algorithm: "md5".into(),
+            value: "x".into(),
+        };
+        let e = verify(&[&fv(Some(n), Some(md5))], n, &good).unwrap_err();
+        assert!(matches!(e, FileError::UnsupportedDigestAlgorithm { .. }));
+        assert_eq!(
+            announced_size(&[&fv(Some(9), None), &fv(Some(4), None), &fv(None, None)]),
+            Some(4)
+        );
+    }
+
+    #[tokio::test]
+    async fn part_files_vanish_unless_persisted() {
+        let dir = std::env::temp_dir().join(format!("smcp-part-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let listing = || {
+            let mut v: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        {
+            let (part, mut f) = PartFile::create(&dir).await.unwrap();
+            f.write_all(b"partial").await.unwrap();
+            assert_eq!(listing().len(), 1);
+            assert!(listing()[0].starts_with(".smcp-download-"));
+            drop(part); // an error or a dropped download future
+        }
+        assert!(listing().is_empty(), "{:?}", listing());
+        let (part, mut f) = PartFile::create(&dir).await.unwrap();
+        f.write_all(b"complete").await.unwrap();
+        f.flush().await.unwrap();
+        part.persist(&dir.join("final.bin")).await.unwrap();
+        assert_eq!(listing(), vec!["final.bin".to_owned()]);
+        assert_eq!(std::fs::read(dir.join("final.bin")).unwrap(), b"complete");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

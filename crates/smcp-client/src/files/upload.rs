@@ -1,0 +1,209 @@
+//! `files/authorizeUpload` and the out-of-band upload: a raw body with the descriptor's method
+//! and headers, or a `multipart/form-data` POST with every `fields` entry plus the bytes under
+//! `fileField` (the boundary is generated here; a descriptor's bare
+//! `Content-Type: multipart/form-data` is never sent verbatim).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use smcp_proto::ext::files::{
+    AuthorizeUploadRequestParams, AuthorizeUploadResult, FileTransferDescriptor, FileValue,
+    METHOD_AUTHORIZE_UPLOAD,
+};
+use tokio::io::AsyncReadExt;
+
+use super::error::{FileError, Operation};
+use super::policy::{check_descriptor, descriptor_method};
+use super::{CHUNK, Progress, digest_path, guess_mime, normalize_mime, refusal};
+use crate::client::{Client, decode};
+use crate::error::{Error, Result};
+
+/// Descriptor headers the client never copies: the MCP credentials, and what the HTTP client
+/// computes itself.
+const NEVER_COPIED: &[&str] = &[
+    "authorization",
+    "content-length",
+    "host",
+    "transfer-encoding",
+];
+
+/// The descriptor headers to send. With `multipart`, `Content-Type` is dropped too: the
+/// multipart body brings its own, with the boundary.
+pub(crate) fn descriptor_headers(
+    headers: Option<&BTreeMap<String, String>>,
+    multipart: bool,
+) -> Vec<(&str, &str)> {
+    headers
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| {
+            let computed = multipart && k.eq_ignore_ascii_case("content-type");
+            !computed && !NEVER_COPIED.iter().any(|n| k.eq_ignore_ascii_case(n))
+        })
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+impl Client {
+    /// `files/authorizeUpload`.
+    pub async fn authorize_upload(
+        &self,
+        params: &AuthorizeUploadRequestParams,
+    ) -> Result<AuthorizeUploadResult> {
+        let Value::Object(map) =
+            serde_json::to_value(params).map_err(|e| Error::protocol(e.to_string()))?
+        else {
+            return Err(Error::protocol("params"));
+        };
+        decode(
+            METHOD_AUTHORIZE_UPLOAD,
+            self.request(METHOD_AUTHORIZE_UPLOAD, map).await?,
+        )
+    }
+
+    /// Authorizes and uploads a local file, streaming it from disk; returns the server's
+    /// `FileValue` (its URI goes into file-valued arguments).
+    ///
+    /// `files/authorizeUpload` carries the file's name, media type (`mime_type`, else guessed
+    /// from the extension), size and sha-256 digest. The upload descriptor is checked
+    /// ([`super::check_descriptor`], method `PUT`/`POST`) before any connection to it; a refused
+    /// descriptor's file URI is never returned.
+    pub async fn upload_path(
+        &self,
+        path: &Path,
+        mime_type: Option<&str>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<FileValue> {
+        let (http, cfg) = self.data_plane()?;
+        let mime = match mime_type {
+            Some(m) => normalize_mime(m)?,
+            None => guess_mime(path).to_owned(),
+        };
+        let (size, digest) = digest_path(path).await?;
+        let name = path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+        let auth = self
+            .authorize_upload(&AuthorizeUploadRequestParams {
+                name: name.clone(),
+                mime_type: Some(mime.clone()),
+                size: Some(size),
+                digest: Some(digest.clone()),
+                ..Default::default()
+            })
+            .await?;
+        let url = check_descriptor(&auth.upload, cfg.allow_insecure_loopback)?;
+        let method = descriptor_method(&auth.upload, Operation::Upload)?;
+        tracing::info!(file = %path.display(), host = ?url.host_str(), size, "uploading");
+        let mut file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| FileError::io(path, e))?;
+        // Bounded pipe from the disk reader (which reports progress) to the request body:
+        // at most 4 chunks in flight, so memory stays flat for any file size.
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk, rx))
+        });
+        let body = reqwest::Body::wrap_stream(stream);
+        let req = upload_request(http, method, url, &auth.upload, body, size, name, &mime)?;
+        let pump = async move {
+            let mut buf = vec![0u8; CHUNK];
+            let mut done = 0u64;
+            loop {
+                match file.read(&mut buf).await {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        done += n as u64;
+                        if let Some(p) = progress {
+                            p(done, Some(size));
+                        }
+                        let chunk = bytes::Bytes::copy_from_slice(&buf[..n]);
+                        if tx.send(Ok(chunk)).await.is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        break;
+                    }
+                }
+            }
+        };
+        let (resp, ()) = tokio::join!(req.send(), pump);
+        let resp = resp.map_err(|source| FileError::Http {
+            operation: Operation::Upload,
+            source,
+        })?;
+        if !resp.status().is_success() {
+            return Err(refusal(resp, Operation::Upload).await.into());
+        }
+        let mut file = auth.file;
+        file.size.get_or_insert(size);
+        file.digest.get_or_insert(digest);
+        Ok(file)
+    }
+}
+
+/// The data-plane request for an upload descriptor (already checked).
+#[allow(clippy::too_many_arguments)]
+fn upload_request(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: reqwest::Url,
+    d: &FileTransferDescriptor,
+    body: reqwest::Body,
+    size: u64,
+    name: Option<String>,
+    mime: &str,
+) -> Result<reqwest::RequestBuilder, FileError> {
+    let mut req = http.request(method, url);
+    for (k, v) in descriptor_headers(d.headers.as_ref(), d.multipart.is_some()) {
+        req = req.header(k, v);
+    }
+    Ok(match &d.multipart {
+        Some(mp) => {
+            let mut form = reqwest::multipart::Form::new();
+            for (k, v) in mp.fields.iter().flatten() {
+                form = form.text(k.clone(), v.clone());
+            }
+            let part = reqwest::multipart::Part::stream_with_length(body, size)
+                .file_name(name.unwrap_or_else(|| "file".to_owned()))
+                .mime_str(mime)
+                .map_err(|_| FileError::InvalidMimeType {
+                    mime_type: mime.to_owned(),
+                })?;
+            req.multipart(form.part(mp.file_field.clone(), part))
+        }
+        None => req.header(reqwest::header::CONTENT_LENGTH, size).body(body),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_headers_keep_the_descriptors_own_and_drop_credentials() {
+        let h: BTreeMap<String, String> = [
+            ("Content-Type", "multipart/form-data"),
+            ("x-amz-meta-a", "1"),
+            ("Authorization", "Bearer mcp-secret"),
+            ("Content-Length", "5"),
+            ("Host", "evil"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        assert_eq!(
+            descriptor_headers(Some(&h), true),
+            vec![("x-amz-meta-a", "1")]
+        );
+        assert_eq!(
+            descriptor_headers(Some(&h), false),
+            vec![
+                ("Content-Type", "multipart/form-data"),
+                ("x-amz-meta-a", "1")
+            ]
+        );
+        assert!(descriptor_headers(None, false).is_empty());
+    }
+}
