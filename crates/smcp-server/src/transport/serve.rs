@@ -98,6 +98,7 @@ impl Builders {
         let max_list = u32::try_from(options.max_header_bytes).unwrap_or(u32::MAX);
         let mut h1 = http1::Builder::new();
         h1.max_buf_size(max_head)
+            .max_header_size(max_head)
             .keep_alive(true)
             .timer(TokioTimer::new())
             .header_read_timeout(options.header_read_timeout);
