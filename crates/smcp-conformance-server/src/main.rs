@@ -111,7 +111,7 @@ async fn main() -> anyhow::Result<()> {
     {
         println!("listening on {scheme}://{addr}/mcp");
     }
-    let app = server.router("/mcp");
+    let app = server.endpoint("/mcp");
     let options = ServeOptions {
         tls: tls_config,
         ..ServeOptions::default()

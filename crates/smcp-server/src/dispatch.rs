@@ -280,7 +280,7 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
     };
     let inner = call.inner.clone();
     let ctx = call.ctx;
-    let can_download = crate::files::client_can_download(&ctx);
+    let gate_ctx = ctx.clone();
     Ok(Dispatch::Pending(Box::pin(async move {
         if tool.single_use_state {
             check_single_use(&inner, &input).await?;
@@ -308,7 +308,9 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             .await;
         match outcome {
             Ok(result) => serde_json::to_value(result)
-                .map(|v| crate::files::gate_outputs(v, can_download))
+                .map(|v| {
+                    crate::files::gate_outputs(v, || crate::files::client_can_download(&gate_ctx))
+                })
                 .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
             Err(HandlerError::Failed(message)) => Ok(tool_error_result(&message)),
             Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
@@ -408,7 +410,7 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
         Ok(prepared) => prepared,
         Err(e) => return Dispatch::Ready(Err(e)),
     };
-    let can_download = crate::files::client_can_download(&call.ctx);
+    let gate_ctx = call.ctx.clone();
     let fut = entry.handler.read(ResourceRead {
         uri: uri.clone(),
         variables,
@@ -431,7 +433,11 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
             );
         }
         let contents = serde_json::to_value(contents)
-            .map(|v| crate::files::gate_resource_contents(v, can_download))
+            .map(|v| {
+                crate::files::gate_resource_contents(v, || {
+                    crate::files::client_can_download(&gate_ctx)
+                })
+            })
             .map_err(|e| ErrorObject::internal(format!("result serialization: {e}")))?;
         Ok(json!({
             "contents": contents,

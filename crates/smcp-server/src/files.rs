@@ -170,13 +170,18 @@ fn fallback_text(file: &Value) -> String {
 }
 
 /// Replaces `{"type":"file"}` content blocks with text for clients without `files.download`.
-pub(crate) fn gate_outputs(mut result: Value, can_download: bool) -> Value {
-    if can_download {
+/// `can_download` is asked only when a result has such a block: most results have none, and
+/// answering means parsing the request's `_meta`.
+pub(crate) fn gate_outputs(mut result: Value, can_download: impl FnOnce() -> bool) -> Value {
+    let is_file = |block: &Value| block.get("type").and_then(Value::as_str) == Some("file");
+    let has_files =
+        matches!(result.get("content"), Some(Value::Array(blocks)) if blocks.iter().any(is_file));
+    if !has_files || can_download() {
         return result;
     }
     if let Some(Value::Array(blocks)) = result.get_mut("content") {
         for block in blocks.iter_mut() {
-            if block.get("type").and_then(Value::as_str) == Some("file") {
+            if is_file(block) {
                 let text = fallback_text(block.get("file").unwrap_or(&Value::Null));
                 *block = json!({"type": "text", "text": text});
             }
@@ -186,16 +191,21 @@ pub(crate) fn gate_outputs(mut result: Value, can_download: bool) -> Value {
 }
 
 /// Replaces `FileResourceContents` with text contents for clients without `files.download`.
-pub(crate) fn gate_resource_contents(mut contents: Value, can_download: bool) -> Value {
-    if can_download {
+/// `can_download` is asked only when there is such an item (see [`gate_outputs`]).
+pub(crate) fn gate_resource_contents(
+    mut contents: Value,
+    can_download: impl FnOnce() -> bool,
+) -> Value {
+    let is_file = |item: &Value| {
+        item.get("content").is_some() && item.get("text").is_none() && item.get("blob").is_none()
+    };
+    let has_files = matches!(&contents, Value::Array(items) if items.iter().any(is_file));
+    if !has_files || can_download() {
         return contents;
     }
     if let Value::Array(items) = &mut contents {
         for item in items.iter_mut() {
-            let is_file = item.get("content").is_some()
-                && item.get("text").is_none()
-                && item.get("blob").is_none();
-            if is_file {
+            if is_file(item) {
                 let uri = item.get("uri").cloned().unwrap_or(Value::Null);
                 let file_uri = item
                     .pointer("/content/uri")

@@ -69,4 +69,6 @@ pub use server::tools::{ToolCall, tool};
 pub use server::{Server, ServerBuilder};
 pub use smcp_bus::{Change, ChangeBus, InProcessBus};
 pub use smcp_files::{self, FileHandle, Files};
-pub use transport::{ConnectionInfo, McpBody, McpService, SERVER_BUSY, ServeOptions, serve};
+pub use transport::{
+    ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService, SERVER_BUSY, ServeOptions, serve,
+};

@@ -192,7 +192,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     tracing::info!(%addr, "smcpd ready");
     smcp_server::serve(
         listener,
-        server.router("/mcp"),
+        server.endpoint("/mcp"),
         ServeOptions {
             max_connections: args.max_connections,
             tls: tls_config,

@@ -287,6 +287,18 @@ impl Server {
         }
     }
 
+    /// The endpoint at exactly `path` with no router in front of it, for a server that is
+    /// only an MCP server (hand it to [`crate::serve`]): other paths go to the SEP-2631 data
+    /// plane when configured ([`ServerBuilder::files`]), else get 404. Same behaviour as
+    /// [`Server::router`], minus the routing work on every request.
+    pub fn endpoint(&self, path: &str) -> crate::Endpoint {
+        crate::Endpoint::new(
+            path,
+            self.service(),
+            self.inner.files.as_ref().map(smcp_files::Files::router),
+        )
+    }
+
     /// The SEP-2631 file service, when configured.
     pub fn files(&self) -> Option<&smcp_files::Files> {
         self.inner.files.as_ref()

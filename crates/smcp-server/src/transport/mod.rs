@@ -3,6 +3,7 @@
 //! an accept loop.
 
 mod body;
+mod endpoint;
 pub(crate) mod listen;
 mod pipeline;
 mod serve;
@@ -10,6 +11,7 @@ mod service;
 pub mod tls;
 
 pub use body::McpBody;
+pub use endpoint::{Endpoint, EndpointBody};
 pub use listen::SERVER_BUSY;
 pub use serve::{ConnectionInfo, ServeOptions, serve};
 pub use service::McpService;

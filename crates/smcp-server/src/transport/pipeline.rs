@@ -12,7 +12,7 @@
 //! Host/Origin, HTTP method, media types and body parsing happen before this, in the service;
 //! the method lookup (404) and per-tool checks happen after, in dispatch.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
@@ -24,10 +24,10 @@ use crate::context::LogLevel;
 use crate::error::Rejection;
 use crate::server::SUPPORTED_VERSIONS;
 
-/// The standard header names (matched case-insensitively by `http`).
-pub(crate) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-pub(crate) const METHOD_HEADER: &str = "mcp-method";
-pub(crate) const NAME_HEADER: &str = "mcp-name";
+/// The standard header names, pre-parsed (a `&str` key would be parsed on every lookup).
+const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// A request that passed the pipeline.
 #[derive(Debug)]
@@ -44,7 +44,7 @@ pub(crate) struct Checked {
 
 /// The single value of a header, trimmed of optional whitespace; `Err` when repeated or not
 /// visible ASCII.
-fn single_header<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, String> {
+fn single_header<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, String> {
     let mut all = headers.get_all(name).iter();
     let Some(first) = all.next() else {
         return Ok(None);
@@ -72,7 +72,7 @@ pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checke
     let params = params.unwrap_or_default();
 
     // 1. MCP-Protocol-Version header.
-    let header_version = single_header(headers, PROTOCOL_VERSION_HEADER).map_err(mismatch)?;
+    let header_version = single_header(headers, &PROTOCOL_VERSION_HEADER).map_err(mismatch)?;
     let Some(header_version) = header_version else {
         if method == "initialize" {
             // A client of an earlier revision: name the versions we speak (versioning.mdx).
@@ -133,7 +133,7 @@ pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checke
     }
 
     // 4. Mcp-Method and Mcp-Name.
-    match single_header(headers, METHOD_HEADER).map_err(mismatch)? {
+    match single_header(headers, &METHOD_HEADER).map_err(mismatch)? {
         None => {
             return Err(mismatch(
                 "Header mismatch: the Mcp-Method header is required".to_owned(),
@@ -152,7 +152,7 @@ pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checke
         _ => None,
     };
     if let Some(key) = name_key {
-        let raw = single_header(headers, NAME_HEADER)
+        let raw = single_header(headers, &NAME_HEADER)
             .map_err(mismatch)?
             .ok_or_else(|| {
                 mismatch("Header mismatch: the Mcp-Name header is required".to_owned())

@@ -29,7 +29,7 @@ use smcp_proto::jsonrpc::{ErrorResponse, Message, RequestId, ResultResponse};
 use smcp_proto::jsonrpc_split::SplitRequest;
 use smcp_proto::sse;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::{Instrument, field};
 
 use super::body::McpBody;
@@ -53,7 +53,10 @@ impl McpService {
     }
 
     /// Serves one HTTP request.
-    pub async fn handle<B>(&self, request: Request<B>) -> Response<McpBody>
+    pub fn handle<B>(
+        &self,
+        request: Request<B>,
+    ) -> impl std::future::Future<Output = Response<McpBody>> + Send + use<B>
     where
         B: Body + Send + 'static,
         B::Data: Send,
@@ -68,18 +71,20 @@ impl McpService {
             status = field::Empty,
             duration_us = field::Empty,
         );
-        let start = Instant::now();
-        let inner = self.inner.clone();
-        async move {
-            let response = handle(inner, request).await;
-            let span = tracing::Span::current();
+        let fut = handle(self.inner.clone(), request);
+        if span.is_disabled() {
+            // Nothing records the span: no clock, no wrapper.
+            return futures_util::future::Either::Left(fut);
+        }
+        // Boxed so that the untraced path above keeps a small future.
+        futures_util::future::Either::Right(Box::pin(async move {
+            let start = Instant::now();
+            let response = fut.instrument(span.clone()).await;
             span.record("status", response.status().as_u16());
             span.record("duration_us", start.elapsed().as_micros() as u64);
-            tracing::debug!("served");
+            span.in_scope(|| tracing::debug!("served"));
             response
-        }
-        .instrument(span)
-        .await
+        }))
     }
 }
 
@@ -100,8 +105,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move { Ok(this.handle(request).await) })
+        Box::pin(self.handle(request).map(Ok))
     }
 }
 
@@ -192,14 +196,52 @@ fn is_json_content_type(headers: &http::HeaderMap) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-async fn handle<B>(inner: Arc<Inner>, request: Request<B>) -> Response<McpBody>
+/// Serves one request. A plain function returning the future, so that the request itself is
+/// not kept in the future's state next to its parts: the future is boxed on every request,
+/// and staying small keeps that allocation on the allocator's fast path.
+fn handle<B>(
+    inner: Arc<Inner>,
+    request: Request<B>,
+) -> impl std::future::Future<Output = Response<McpBody>> + Send + use<B>
 where
     B: Body + Send + 'static,
     B::Data: Send,
     B::Error: Into<BoxError>,
 {
     let (parts, body) = request.into_parts();
+    async move {
+        let accepts = match check_head(&inner, &parts) {
+            Ok(accepts) => accepts,
+            Err(refusal) => return *refusal,
+        };
+        let bytes = match read_body(&inner, &parts, body).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return *refusal,
+        };
+        match route(inner, &parts, accepts, &bytes) {
+            Step::Done(response) => response,
+            Step::Json {
+                inner,
+                id,
+                fut,
+                guard,
+            } => {
+                let outcome = caught(fut).await;
+                guard.disarm();
+                finish_json(&inner, id, outcome)
+            }
+            Step::Stream(fut) => fut.await,
+        }
+    }
+}
 
+/// The checks on the request head (REQUIREMENTS A1 items 8, 14, 17): Host and Origin,
+/// method, media types. `Err` is the refusal.
+/// Refusals are boxed: they are rare, and the `Ok` side is two flags.
+fn check_head(
+    inner: &Inner,
+    parts: &http::request::Parts,
+) -> Result<Accepts, Box<Response<McpBody>>> {
     // Host and Origin allow-lists: the DNS-rebinding defence.
     let host = parts
         .headers
@@ -209,18 +251,18 @@ where
     match host {
         Some(h) if inner.security.host_allowed(h) => {}
         Some(h) => {
-            return refuse(
+            return Err(Box::new(refuse(
                 StatusCode::FORBIDDEN,
                 smcp_proto::error::INVALID_REQUEST,
                 format!("Forbidden: Host {h:?} is not allowed"),
-            );
+            )));
         }
         None => {
-            return refuse(
+            return Err(Box::new(refuse(
                 StatusCode::FORBIDDEN,
                 smcp_proto::error::INVALID_REQUEST,
                 "Forbidden: the Host header is required".to_owned(),
-            );
+            )));
         }
     }
     if let Some(origin) = parts.headers.get(ORIGIN) {
@@ -228,14 +270,14 @@ where
             .to_str()
             .is_ok_and(|o| inner.security.origin_allowed(o));
         if !allowed {
-            return refuse(
+            return Err(Box::new(refuse(
                 StatusCode::FORBIDDEN,
                 smcp_proto::error::INVALID_REQUEST,
                 format!(
                     "Forbidden: Origin {:?} is not allowed",
                     String::from_utf8_lossy(origin.as_bytes())
                 ),
-            );
+            )));
         }
     }
 
@@ -251,25 +293,39 @@ where
         response
             .headers_mut()
             .insert(ALLOW, HeaderValue::from_static("POST"));
-        return response;
+        return Err(Box::new(response));
     }
 
     if !is_json_content_type(&parts.headers) {
-        return refuse(
+        return Err(Box::new(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             smcp_proto::error::INVALID_REQUEST,
             "Unsupported Media Type: Content-Type must be application/json".to_owned(),
-        );
+        )));
     }
     let accepts = accepts(&parts.headers);
     if !accepts.json && !accepts.sse {
-        return refuse(
+        return Err(Box::new(refuse(
             StatusCode::NOT_ACCEPTABLE,
             smcp_proto::error::INVALID_REQUEST,
             "Not Acceptable: Accept must allow application/json or text/event-stream".to_owned(),
-        );
+        )));
     }
 
+    Ok(accepts)
+}
+
+/// The body, within the size limit (413 beyond it, also when `Content-Length` says so).
+async fn read_body<B>(
+    inner: &Inner,
+    parts: &http::request::Parts,
+    body: B,
+) -> Result<Bytes, Box<Response<McpBody>>>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
     let limit = inner.limits.max_body_bytes;
     let too_large = || {
         refuse(
@@ -285,38 +341,41 @@ where
         .and_then(|v| v.parse::<u64>().ok())
         .is_some_and(|len| len > limit as u64)
     {
-        return too_large();
+        return Err(Box::new(too_large()));
     }
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e)
             if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                return too_large();
-            }
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                smcp_proto::error::INVALID_REQUEST,
-                format!("Bad Request: could not read the body: {e}"),
-            );
+                .is_some() =>
+        {
+            Err(Box::new(too_large()))
         }
-    };
+        Err(e) => Err(Box::new(refuse(
+            StatusCode::BAD_REQUEST,
+            smcp_proto::error::INVALID_REQUEST,
+            format!("Bad Request: could not read the body: {e}"),
+        ))),
+    }
+}
 
+/// Parses the body as one JSON-RPC message and routes it: requests go through the pipeline
+/// and dispatch, anything else is answered here.
+fn route(inner: Arc<Inner>, parts: &http::request::Parts, accepts: Accepts, bytes: &[u8]) -> Step {
     // Fast path: a well-formed request, with `_meta` kept raw. Anything else goes through
     // the precise parser, which explains what is wrong.
-    if let Some(request) = SplitRequest::parse(&bytes) {
-        return handle_request(inner, parts, accepts, request).await;
+    if let Some(request) = SplitRequest::parse(bytes) {
+        return handle_request(inner, parts, accepts, request);
     }
-    let message = match Message::from_slice(&bytes) {
+    let message = match Message::from_slice(bytes) {
         Ok(m) => m,
         Err(e) => {
             let id = e.id().cloned();
-            return reject(Rejection::new(
+            return Step::Done(reject(Rejection::new(
                 StatusCode::BAD_REQUEST,
                 id,
                 e.to_error_object(),
-            ));
+            )));
         }
     };
     let request = match message {
@@ -326,46 +385,77 @@ where
             tracing::Span::current().record("method", n.method.as_str());
             let mut response = Response::new(McpBody::empty());
             *response.status_mut() = StatusCode::ACCEPTED;
-            return response;
+            return Step::Done(response);
         }
         Message::Result(ResultResponse { id, .. })
         | Message::Error(ErrorResponse { id: Some(id), .. }) => {
-            return reject(Rejection::new(
+            return Step::Done(reject(Rejection::new(
                 StatusCode::BAD_REQUEST,
                 Some(id),
                 ErrorObject::invalid_request(
                     "Invalid request: clients must not send JSON-RPC responses to this endpoint",
                 ),
-            ));
+            )));
         }
         Message::Error(ErrorResponse { id: None, .. }) => {
-            return refuse(
+            return Step::Done(refuse(
                 StatusCode::BAD_REQUEST,
                 smcp_proto::error::INVALID_REQUEST,
                 "Invalid request: clients must not send JSON-RPC responses to this endpoint"
                     .to_owned(),
-            );
+            ));
         }
     };
 
-    handle_request(inner, parts, accepts, SplitRequest::from_request(request)).await
+    handle_request(inner, parts, accepts, SplitRequest::from_request(request))
 }
 
-/// The JSON-RPC pipeline, dispatch and response of one request.
-async fn handle_request(
+/// What is left of a request once it has been validated and dispatched. Kept small on
+/// purpose: it is all that stays alive while a handler runs.
+enum Step {
+    /// The response is ready.
+    Done(Response<McpBody>),
+    /// A handler is running; its outcome becomes a JSON response. The guard cancels the
+    /// handler's token if the connection drops this future first.
+    Json {
+        inner: Arc<Inner>,
+        id: RequestId,
+        fut: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>,
+        guard: DropGuard,
+    },
+    /// A handler that may stream (see [`run_streaming`]).
+    Stream(std::pin::Pin<Box<dyn std::future::Future<Output = Response<McpBody>> + Send>>),
+}
+
+/// The handler's outcome, with a panic turned into an internal error.
+fn caught(
+    fut: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>,
+) -> impl std::future::Future<Output = Outcome> + Send {
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
+}
+
+/// The JSON-RPC pipeline and dispatch of one request.
+fn handle_request(
     inner: Arc<Inner>,
-    parts: http::request::Parts,
+    parts: &http::request::Parts,
     accepts: Accepts,
     request: SplitRequest,
-) -> Response<McpBody> {
+) -> Step {
     let span = tracing::Span::current();
     span.record("method", request.method.as_str());
     let checked = match pipeline::check(&parts.headers, request) {
         Ok(c) => c,
-        Err(rejection) => return reject(rejection),
+        Err(rejection) => return Step::Done(reject(rejection)),
     };
     if checked.method == "subscriptions/listen" {
-        return super::listen::open(&inner, &parts.extensions, checked, accepts.sse);
+        return Step::Done(super::listen::open(
+            &inner,
+            &parts.extensions,
+            checked,
+            accepts.sse,
+        ));
     }
     if let Some(name) = checked
         .params
@@ -377,7 +467,12 @@ async fn handle_request(
     }
 
     let cancel = CancellationToken::new();
-    let (events_tx, events_rx) = if accepts.sse {
+    // A handler can emit only progress (with a progress token) and log messages (with a log
+    // level, on a server that logs); without either, a client that accepts JSON gets JSON and
+    // no event channel is made.
+    let may_emit =
+        checked.progress_token.is_some() || (checked.log_level.is_some() && inner.logging);
+    let (events_tx, events_rx) = if accepts.sse && (may_emit || !accepts.json) {
         let (tx, rx) = mpsc::channel(inner.limits.event_buffer.max(1));
         (Some(tx), Some(rx))
     } else {
@@ -410,25 +505,25 @@ async fn handle_request(
             .map(|p| p.0.clone()),
     });
     match dispatched {
-        Err(rejection) => reject(rejection),
-        Ok(Dispatch::Ready(outcome)) => finish_json(&inner, id, outcome),
-        Ok(Dispatch::Pending(fut)) => {
-            let fut =
-                Box::pin(AssertUnwindSafe(fut).catch_unwind().map(|r| {
-                    r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked")))
-                }));
-            match (events_tx, events_rx) {
-                (Some(tx), Some(rx)) => {
-                    run_streaming(inner, id, fut, tx, rx, cancel, !accepts.json).await
-                }
-                _ => {
-                    let guard = cancel.drop_guard();
-                    let outcome = fut.await;
-                    guard.disarm();
-                    finish_json(&inner, id, outcome)
-                }
-            }
-        }
+        Err(rejection) => Step::Done(reject(rejection)),
+        Ok(Dispatch::Ready(outcome)) => Step::Done(finish_json(&inner, id, outcome)),
+        Ok(Dispatch::Pending(fut)) => match (events_tx, events_rx) {
+            (Some(tx), Some(rx)) => Step::Stream(Box::pin(run_streaming(
+                inner,
+                id,
+                Box::pin(caught(fut)),
+                tx,
+                rx,
+                cancel,
+                !accepts.json,
+            ))),
+            _ => Step::Json {
+                inner,
+                id,
+                fut,
+                guard: cancel.drop_guard(),
+            },
+        },
     }
 }
 
@@ -503,28 +598,10 @@ pub(super) fn result_bytes(
     outcome: Outcome,
 ) -> (StatusCode, Vec<u8>) {
     match outcome {
-        Ok(mut result) => {
-            if let Value::Object(obj) = &mut result {
-                obj.entry("resultType")
-                    .or_insert_with(|| Value::String("complete".to_owned()));
-                match obj.get_mut("_meta") {
-                    Some(Value::Object(meta)) => {
-                        if let Value::Object(server_meta) = &inner.result_meta {
-                            for (k, v) in server_meta {
-                                meta.entry(k.clone()).or_insert_with(|| v.clone());
-                            }
-                        }
-                    }
-                    _ => {
-                        obj.insert("_meta".to_owned(), inner.result_meta.clone());
-                    }
-                }
-            }
-            (
-                StatusCode::OK,
-                Message::Result(ResultResponse { id, result }).to_vec(),
-            )
-        }
+        Ok(result) => (
+            StatusCode::OK,
+            success_bytes(&inner.result_meta, &id, &result),
+        ),
         Err(error) => {
             let status = status_for_handler_error(&error);
             (status, error_bytes(Some(id), error))
@@ -532,7 +609,145 @@ pub(super) fn result_bytes(
     }
 }
 
+/// `{"jsonrpc":"2.0","id":…,"result":…}` written straight from the borrowed result: an
+/// object result gets `"resultType":"complete"` unless it has one, and the server's `_meta`
+/// entries (merged into its own `_meta` object, the result's entries winning). Members keep
+/// their order; the two additions come last. Same bytes as inserting them into the `Value`
+/// and serializing the message, without copying the result or the server's `_meta`.
+fn success_bytes(server_meta: &Value, id: &RequestId, result: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_json(&mut out, id);
+    out.extend_from_slice(br#","result":"#);
+    match result {
+        Value::Object(obj) => {
+            out.push(b'{');
+            let mut first = true;
+            let mut member = |out: &mut Vec<u8>, key: &str| {
+                if !std::mem::take(&mut first) {
+                    out.push(b',');
+                }
+                write_json(out, key);
+                out.push(b':');
+            };
+            for (key, value) in obj {
+                member(&mut out, key);
+                if key == "_meta" {
+                    write_meta(&mut out, value, server_meta);
+                } else {
+                    write_json(&mut out, value);
+                }
+            }
+            if !obj.contains_key("resultType") {
+                member(&mut out, "resultType");
+                out.extend_from_slice(br#""complete""#);
+            }
+            if !obj.contains_key("_meta") {
+                member(&mut out, "_meta");
+                write_json(&mut out, server_meta);
+            }
+            out.push(b'}');
+        }
+        other => write_json(&mut out, other),
+    }
+    out.push(b'}');
+    out
+}
+
+/// The result's `_meta` with the server's entries it lacks appended; a `_meta` that is not an
+/// object is replaced by the server's.
+fn write_meta(out: &mut Vec<u8>, meta: &Value, server_meta: &Value) {
+    let Value::Object(meta) = meta else {
+        write_json(out, server_meta);
+        return;
+    };
+    let Value::Object(server) = server_meta else {
+        write_json(out, meta);
+        return;
+    };
+    out.push(b'{');
+    let mut first = true;
+    let extra = server.iter().filter(|(k, _)| !meta.contains_key(*k));
+    for (key, value) in meta.iter().chain(extra) {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+        write_json(out, key);
+        out.push(b':');
+        write_json(out, value);
+    }
+    out.push(b'}');
+}
+
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing JSON values, strings and ids into a Vec cannot fail.
+    let _ = serde_json::to_writer(out, value);
+}
+
 fn finish_json(inner: &Inner, id: RequestId, outcome: Outcome) -> Response<McpBody> {
     let (status, body) = result_bytes(inner, id, outcome);
     json_response(status, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The reference: insert the additions into the `Value`, then serialize the message.
+    fn via_value(server_meta: &Value, id: &RequestId, mut result: Value) -> Vec<u8> {
+        if let Value::Object(obj) = &mut result {
+            obj.entry("resultType")
+                .or_insert_with(|| Value::String("complete".to_owned()));
+            match obj.get_mut("_meta") {
+                Some(Value::Object(meta)) => {
+                    if let Value::Object(server) = server_meta {
+                        for (k, v) in server {
+                            meta.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+                _ => {
+                    obj.insert("_meta".to_owned(), server_meta.clone());
+                }
+            }
+        }
+        Message::Result(ResultResponse {
+            id: id.clone(),
+            result,
+        })
+        .to_vec()
+    }
+
+    #[test]
+    fn success_bytes_match_the_value_route() {
+        let server_meta =
+            json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "x": 1});
+        let results = [
+            json!({"content": [{"type": "text", "text": "hi \"there\"\n"}]}),
+            json!({"resultType": "input_required", "inputRequests": {}}),
+            json!({"_meta": {"a": 1, "x": 2}, "content": []}),
+            json!({"content": [], "_meta": "not an object"}),
+            json!({"content": [], "_meta": null, "resultType": "complete"}),
+            json!({}),
+            json!([1, 2]),
+            json!(null),
+            json!("text"),
+        ];
+        let ids = [
+            RequestId::Number(7.into()),
+            RequestId::String("a\"b".into()),
+        ];
+        for server in [server_meta, json!({}), json!(null)] {
+            for id in &ids {
+                for result in &results {
+                    assert_eq!(
+                        String::from_utf8(success_bytes(&server, id, result)).unwrap(),
+                        String::from_utf8(via_value(&server, id, result.clone())).unwrap(),
+                        "server {server}, id {id:?}, result {result}"
+                    );
+                }
+            }
+        }
+    }
 }
