@@ -4,13 +4,18 @@
 //! client capabilities) run here, before the handler, and refuse with the status the spec
 //! gives them. Everything a handler produces is an [`Outcome`].
 
+use std::future::Future;
 use std::sync::Arc;
+
+use futures_util::FutureExt as _;
 
 use http::HeaderMap;
 use serde_json::{Map, Value, json};
+use smcp_proto::content::ContentBlock;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::header;
 use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::server::tools::CallToolResult;
 
 use crate::context::RequestContext;
 use crate::error::Rejection;
@@ -26,10 +31,28 @@ use crate::server::{Inner, SUPPORTED_VERSIONS};
 /// A result object (without the server's `_meta`) or a JSON-RPC error.
 pub(crate) type Outcome = Result<Value, ErrorObject>;
 
+/// A successful result: a JSON object, or a tool's own typed result, which goes to the wire
+/// without becoming a `Value` first (see `transport::service::result_bytes`).
+#[derive(Debug)]
+pub(crate) enum Success {
+    Value(Value),
+    Tool(CallToolResult),
+}
+
+/// What a handler's future ends with.
+pub(crate) type Finished = Result<Success, ErrorObject>;
+
 /// What dispatch produced: an answer now, or a handler to run.
 pub(crate) enum Dispatch {
     Ready(Outcome),
-    Pending(BoxFuture<Outcome>),
+    Pending(BoxFuture<Finished>),
+}
+
+impl Dispatch {
+    /// A handler future whose result is a JSON value.
+    pub(crate) fn pending(fut: impl Future<Output = Outcome> + Send + 'static) -> Self {
+        Self::Pending(Box::pin(fut.map(|outcome| outcome.map(Success::Value))))
+    }
 }
 
 /// One validated request, ready to dispatch.
@@ -263,11 +286,14 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             return Err(Rejection::protocol(Some(call.id.clone()), err));
         }
     }
-    let (binding, input) =
-        match call.mrtr_input("tools/call", json!({"name": name, "arguments": arguments})) {
-            Ok(prepared) => prepared,
-            Err(e) => return Ok(Dispatch::Ready(Err(e))),
-        };
+    // The salient params, copied (a plain clone, not a round trip through serialization).
+    let mut salient = Map::with_capacity(2);
+    salient.insert("name".to_owned(), Value::String(name.clone()));
+    salient.insert("arguments".to_owned(), Value::Object(arguments.clone()));
+    let (binding, input) = match call.mrtr_input("tools/call", Value::Object(salient)) {
+        Ok(prepared) => prepared,
+        Err(e) => return Ok(Dispatch::Ready(Err(e))),
+    };
     let args_value = Value::Object(arguments);
     if let Err(problems) = tool.validator.validate(&args_value) {
         return Ok(Dispatch::Ready(Ok(tool_error_result(&format!(
@@ -294,7 +320,7 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
         .await
         {
             Ok(files) => files,
-            Err(refusal) => return Ok(refusal),
+            Err(refusal) => return Ok(Success::Value(refusal)),
         };
         let outcome = tool
             .handler
@@ -307,13 +333,26 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             })
             .await;
         match outcome {
+            // Without file outputs the typed result goes to the wire as it is.
+            Ok(result)
+                if !result
+                    .content
+                    .iter()
+                    .any(|block| matches!(block, ContentBlock::File(_))) =>
+            {
+                Ok(Success::Tool(result))
+            }
             Ok(result) => serde_json::to_value(result)
                 .map(|v| {
-                    crate::files::gate_outputs(v, || crate::files::client_can_download(&gate_ctx))
+                    Success::Value(crate::files::gate_outputs(v, || {
+                        crate::files::client_can_download(&gate_ctx)
+                    }))
                 })
                 .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
-            Err(HandlerError::Failed(message)) => Ok(tool_error_result(&message)),
-            Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
+            Err(HandlerError::Failed(message)) => Ok(Success::Value(tool_error_result(&message))),
+            Err(HandlerError::InputRequired(ir)) => {
+                input.finish(&inner.mrtr, &binding, *ir).map(Success::Value)
+            }
             Err(other) => Err(other.into_error_object()),
         }
     })))
@@ -418,7 +457,7 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
         input: input.clone(),
     });
     let inner = call.inner.clone();
-    Dispatch::Pending(Box::pin(async move {
+    Dispatch::pending(async move {
         let contents = match fut.await {
             Ok(contents) => contents,
             Err(HandlerError::InputRequired(ir)) => {
@@ -444,7 +483,7 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
             "ttlMs": hint.ttl_ms(),
             "cacheScope": hint.scope_str(),
         }))
-    }))
+    })
 }
 
 fn get_prompt(mut call: Call<'_>) -> Dispatch {
@@ -489,14 +528,14 @@ fn get_prompt(mut call: Call<'_>) -> Dispatch {
         input: input.clone(),
     });
     let inner = call.inner.clone();
-    Dispatch::Pending(Box::pin(async move {
+    Dispatch::pending(async move {
         match fut.await {
             Ok(result) => serde_json::to_value(result)
                 .map_err(|e| ErrorObject::internal(format!("result serialization: {e}"))),
             Err(HandlerError::InputRequired(ir)) => input.finish(&inner.mrtr, &binding, *ir),
             Err(other) => Err(other.into_error_object()),
         }
-    }))
+    })
 }
 
 fn complete(call: Call<'_>) -> Dispatch {
@@ -549,11 +588,11 @@ fn complete(call: Call<'_>) -> Dispatch {
         context_arguments,
         ctx: call.ctx,
     });
-    Dispatch::Pending(Box::pin(async move {
+    Dispatch::pending(async move {
         let completion = fut
             .await
             .map_err(HandlerError::into_error_object)?
             .truncated();
         Ok(json!({ "completion": completion }))
-    }))
+    })
 }

@@ -293,11 +293,11 @@ pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
             )))));
         }
     };
-    Ok(Dispatch::Pending(Box::pin(async move {
+    Ok(Dispatch::pending(async move {
         let result = files
             .authorize_download(&params.uri, principal.as_deref())
             .await
             .map_err(|e| e.to_error_object())?;
         serde_json::to_value(result).map_err(|e| ErrorObject::internal(e.to_string()))
-    })))
+    }))
 }

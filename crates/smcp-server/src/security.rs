@@ -73,8 +73,9 @@ impl SecurityPolicy {
         match &self.hosts {
             Allow::Any => true,
             Allow::List(list) => {
-                let name = strip_port(host).to_ascii_lowercase();
-                list.contains(&name)
+                // The list is lowercase; compare without allocating (this runs per request).
+                let name = strip_port(host);
+                list.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
             }
         }
     }

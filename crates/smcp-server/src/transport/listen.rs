@@ -50,6 +50,7 @@ use super::pipeline::Checked;
 use super::serve::ConnectionInfo;
 use super::service::{reject, result_bytes, sse_frame, sse_response};
 use crate::config::ListenConfig;
+use crate::dispatch::Success;
 use crate::error::Rejection;
 use crate::server::Inner;
 
@@ -351,7 +352,9 @@ pub(super) fn open(
     let (_, close) = result_bytes(
         inner,
         id.clone(),
-        Ok(json!({"_meta": {meta::SUBSCRIPTION_ID: id_value}})),
+        Ok(Success::Value(
+            json!({"_meta": {meta::SUBSCRIPTION_ID: id_value}}),
+        )),
     );
     let server_down = inner.listeners.shutdown.clone();
     let shutdown: Pin<Box<dyn Future<Output = ()> + Send>> = match connection {

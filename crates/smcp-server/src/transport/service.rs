@@ -27,6 +27,7 @@ use serde_json::Value;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{ErrorResponse, Message, RequestId, ResultResponse};
 use smcp_proto::jsonrpc_split::SplitRequest;
+use smcp_proto::server::tools::CallToolResult;
 use smcp_proto::sse;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -35,7 +36,7 @@ use tracing::{Instrument, field};
 use super::body::McpBody;
 use super::pipeline;
 use crate::context::{ContextParts, RequestContext};
-use crate::dispatch::{self, Call, Dispatch, Outcome};
+use crate::dispatch::{self, Call, Dispatch, Finished, Success};
 use crate::error::{Rejection, status_for_handler_error};
 use crate::server::Inner;
 
@@ -420,7 +421,7 @@ enum Step {
     Json {
         inner: Arc<Inner>,
         id: RequestId,
-        fut: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>,
+        fut: std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
         guard: DropGuard,
     },
     /// A handler that may stream (see [`run_streaming`]).
@@ -429,8 +430,8 @@ enum Step {
 
 /// The handler's outcome, with a panic turned into an internal error.
 fn caught(
-    fut: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>,
-) -> impl std::future::Future<Output = Outcome> + Send {
+    fut: std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
+) -> impl std::future::Future<Output = Finished> + Send {
     AssertUnwindSafe(fut)
         .catch_unwind()
         .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
@@ -506,7 +507,9 @@ fn handle_request(
     });
     match dispatched {
         Err(rejection) => Step::Done(reject(rejection)),
-        Ok(Dispatch::Ready(outcome)) => Step::Done(finish_json(&inner, id, outcome)),
+        Ok(Dispatch::Ready(outcome)) => {
+            Step::Done(finish_json(&inner, id, outcome.map(Success::Value)))
+        }
         Ok(Dispatch::Pending(fut)) => match (events_tx, events_rx) {
             (Some(tx), Some(rx)) => Step::Stream(Box::pin(run_streaming(
                 inner,
@@ -531,7 +534,7 @@ fn handle_request(
 async fn run_streaming(
     inner: Arc<Inner>,
     id: RequestId,
-    mut fut: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send>>,
+    mut fut: std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
     final_tx: mpsc::Sender<Bytes>,
     mut rx: mpsc::Receiver<Bytes>,
     cancel: CancellationToken,
@@ -595,13 +598,14 @@ pub(super) fn sse_frame(json: &[u8]) -> Bytes {
 pub(super) fn result_bytes(
     inner: &Inner,
     id: RequestId,
-    outcome: Outcome,
+    outcome: Finished,
 ) -> (StatusCode, Vec<u8>) {
     match outcome {
-        Ok(result) => (
+        Ok(Success::Value(result)) => (
             StatusCode::OK,
             success_bytes(&inner.result_meta, &id, &result),
         ),
+        Ok(Success::Tool(result)) => (StatusCode::OK, tool_bytes(&inner.result_meta, &id, &result)),
         Err(error) => {
             let status = status_for_handler_error(&error);
             (status, error_bytes(Some(id), error))
@@ -654,6 +658,39 @@ fn success_bytes(server_meta: &Value, id: &RequestId, result: &Value) -> Vec<u8>
     out
 }
 
+/// A typed `CallToolResult` as [`success_bytes`] would write its `Value`: its members in
+/// declaration order (`_meta` merged with the server's in place), the server's `_meta` last
+/// when it has none. The test `tool_bytes_match_the_value_route` keeps the two in step.
+fn tool_bytes(server_meta: &Value, id: &RequestId, result: &CallToolResult) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_json(&mut out, id);
+    out.extend_from_slice(br#","result":{"#);
+    if let Some(meta) = &result.meta {
+        out.extend_from_slice(br#""_meta":"#);
+        write_meta_map(&mut out, meta, server_meta);
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""resultType":"#);
+    write_json(&mut out, &result.result_type);
+    out.extend_from_slice(br#","content":"#);
+    write_json(&mut out, &result.content);
+    if let Some(structured) = &result.structured_content {
+        out.extend_from_slice(br#","structuredContent":"#);
+        write_json(&mut out, structured);
+    }
+    if let Some(is_error) = result.is_error {
+        out.extend_from_slice(br#","isError":"#);
+        write_json(&mut out, &is_error);
+    }
+    if result.meta.is_none() {
+        out.extend_from_slice(br#","_meta":"#);
+        write_json(&mut out, server_meta);
+    }
+    out.extend_from_slice(b"}}");
+    out
+}
+
 /// The result's `_meta` with the server's entries it lacks appended; a `_meta` that is not an
 /// object is replaced by the server's.
 fn write_meta(out: &mut Vec<u8>, meta: &Value, server_meta: &Value) {
@@ -661,6 +698,11 @@ fn write_meta(out: &mut Vec<u8>, meta: &Value, server_meta: &Value) {
         write_json(out, server_meta);
         return;
     };
+    write_meta_map(out, meta, server_meta);
+}
+
+/// A `_meta` object followed by the server's entries it lacks.
+fn write_meta_map(out: &mut Vec<u8>, meta: &serde_json::Map<String, Value>, server_meta: &Value) {
     let Value::Object(server) = server_meta else {
         write_json(out, meta);
         return;
@@ -684,7 +726,7 @@ fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
 
-fn finish_json(inner: &Inner, id: RequestId, outcome: Outcome) -> Response<McpBody> {
+fn finish_json(inner: &Inner, id: RequestId, outcome: Finished) -> Response<McpBody> {
     let (status, body) = result_bytes(inner, id, outcome);
     json_response(status, body)
 }
@@ -717,6 +759,44 @@ mod tests {
             result,
         })
         .to_vec()
+    }
+
+    #[test]
+    fn tool_bytes_match_the_value_route() {
+        let server_meta =
+            json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}, "x": 1});
+        let mut with_meta = CallToolResult::text("a\"b\nc");
+        with_meta.meta = Some(serde_json::from_value(json!({"x": 2, "y": [1.5, null]})).unwrap());
+        let mut structured = CallToolResult::new(vec![
+            serde_json::from_value(json!({"type": "text", "text": "one"})).unwrap(),
+            serde_json::from_value(
+                json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            )
+            .unwrap(),
+        ]);
+        structured.structured_content = Some(json!({"n": 1, "s": "ü", "f": 0.25}));
+        structured.is_error = Some(true);
+        let mut input_required = CallToolResult::new(vec![]);
+        input_required.result_type = serde_json::from_value(json!("input_required")).unwrap();
+        let results = [
+            CallToolResult::text("hello"),
+            with_meta,
+            structured,
+            input_required,
+            CallToolResult::new(vec![]),
+        ];
+        for server in [server_meta, json!({})] {
+            for id in [RequestId::Number(3.into()), RequestId::String("x".into())] {
+                for result in &results {
+                    let value = serde_json::to_value(result).unwrap();
+                    assert_eq!(
+                        String::from_utf8(tool_bytes(&server, &id, result)).unwrap(),
+                        String::from_utf8(success_bytes(&server, &id, &value)).unwrap(),
+                        "{result:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
