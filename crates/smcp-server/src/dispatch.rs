@@ -19,7 +19,7 @@ use smcp_proto::server::tools::CallToolResult;
 
 use crate::context::RequestContext;
 use crate::error::Rejection;
-use crate::mrtr::{Binding, Input};
+use crate::mrtr::{Binding, Input, Salient};
 use crate::pagination;
 use crate::server::completion::{CompletionRef, CompletionRequest};
 use crate::server::handler::HandlerError;
@@ -61,6 +61,8 @@ pub(crate) struct Call<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) id: &'a RequestId,
     pub(crate) method: &'a str,
+    /// The request body, for reading the salient params back (see [`Salient`]).
+    pub(crate) body: &'a bytes::Bytes,
     /// `params` without `_meta`.
     pub(crate) params: Map<String, Value>,
     pub(crate) ctx: RequestContext,
@@ -74,7 +76,7 @@ impl Call<'_> {
     fn mrtr_input(
         &mut self,
         method: &'static str,
-        salient: Value,
+        salient: Salient,
     ) -> Result<(Binding, Input), ErrorObject> {
         let binding = Binding {
             method,
@@ -286,11 +288,8 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             return Err(Rejection::protocol(Some(call.id.clone()), err));
         }
     }
-    // The salient params, copied (a plain clone, not a round trip through serialization).
-    let mut salient = Map::with_capacity(2);
-    salient.insert("name".to_owned(), Value::String(name.clone()));
-    salient.insert("arguments".to_owned(), Value::Object(arguments.clone()));
-    let (binding, input) = match call.mrtr_input("tools/call", Value::Object(salient)) {
+    let salient = Salient::ToolCall(call.body.clone());
+    let (binding, input) = match call.mrtr_input("tools/call", salient) {
         Ok(prepared) => prepared,
         Err(e) => return Ok(Dispatch::Ready(Err(e))),
     };
@@ -445,10 +444,11 @@ fn read_resource(mut call: Call<'_>) -> Dispatch {
         .with_data(json!({"uri": uri}))));
     };
     let hint = entry.cache.unwrap_or(call.inner.cache.resources_read);
-    let (binding, input) = match call.mrtr_input("resources/read", json!({"uri": uri})) {
-        Ok(prepared) => prepared,
-        Err(e) => return Dispatch::Ready(Err(e)),
-    };
+    let (binding, input) =
+        match call.mrtr_input("resources/read", Salient::Value(json!({"uri": uri}))) {
+            Ok(prepared) => prepared,
+            Err(e) => return Dispatch::Ready(Err(e)),
+        };
     let gate_ctx = call.ctx.clone();
     let fut = entry.handler.read(ResourceRead {
         uri: uri.clone(),
@@ -516,11 +516,13 @@ fn get_prompt(mut call: Call<'_>) -> Dispatch {
             "Missing required argument {missing:?} for prompt {name:?}"
         ))));
     }
-    let (binding, input) =
-        match call.mrtr_input("prompts/get", json!({"name": name, "arguments": arguments})) {
-            Ok(prepared) => prepared,
-            Err(e) => return Dispatch::Ready(Err(e)),
-        };
+    let (binding, input) = match call.mrtr_input(
+        "prompts/get",
+        Salient::Value(json!({"name": name, "arguments": arguments})),
+    ) {
+        Ok(prepared) => prepared,
+        Err(e) => return Dispatch::Ready(Err(e)),
+    };
     let fut = entry.handler.get(PromptGet {
         name,
         arguments,

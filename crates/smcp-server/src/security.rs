@@ -75,7 +75,8 @@ impl SecurityPolicy {
             Allow::List(list) => {
                 // The list is lowercase; compare without allocating (this runs per request).
                 let name = strip_port(host);
-                list.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
+                list.iter()
+                    .any(|allowed| allowed.eq_ignore_ascii_case(name))
             }
         }
     }

@@ -10,6 +10,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -45,8 +46,59 @@ struct Shared {
 #[derive(Debug)]
 pub(crate) struct Binding {
     pub(crate) method: &'static str,
-    pub(crate) salient: Value,
+    pub(crate) salient: Salient,
     pub(crate) principal: Option<String>,
+}
+
+/// The salient params of a request, which its `requestState` is bound to.
+#[derive(Debug)]
+pub(crate) enum Salient {
+    /// Already built.
+    Value(Value),
+    /// A `tools/call`, read back from its body (a reference-counted handle, no copy) only
+    /// when state is verified or sealed: most calls never take part in a multi round trip,
+    /// and copying the arguments for each of them would cost every call.
+    ToolCall(Bytes),
+}
+
+impl Salient {
+    /// `{"name": …, "arguments": …}` for a tool call, absent or `null` arguments read as `{}`,
+    /// as dispatch reads them.
+    fn value(&self) -> Value {
+        match self {
+            Salient::Value(value) => value.clone(),
+            Salient::ToolCall(body) => {
+                #[derive(serde::Deserialize)]
+                struct Body {
+                    params: Params,
+                }
+                #[derive(serde::Deserialize)]
+                struct Params {
+                    name: String,
+                    #[serde(default)]
+                    arguments: Option<Map<String, Value>>,
+                }
+                match serde_json::from_slice::<Body>(body) {
+                    Ok(Body { params }) => {
+                        let mut salient = Map::with_capacity(2);
+                        salient.insert("name".to_owned(), Value::String(params.name));
+                        salient.insert(
+                            "arguments".to_owned(),
+                            Value::Object(params.arguments.unwrap_or_default()),
+                        );
+                        Value::Object(salient)
+                    }
+                    // Unreachable for a body that dispatch accepted; binds to nothing a
+                    // real call could match.
+                    Err(_) => Value::Null,
+                }
+            }
+        }
+    }
+
+    pub(crate) fn digest(&self, method: &str) -> String {
+        digest::salient_digest(method, &self.value())
+    }
 }
 
 fn now_ms(config: &MrtrConfig) -> u64 {
@@ -91,7 +143,7 @@ impl Input {
                     return Err(state_error(StateError::Expired));
                 }
                 if envelope.method != binding.method
-                    || envelope.digest != digest::salient_digest(binding.method, &binding.salient)
+                    || envelope.digest != binding.salient.digest(binding.method)
                 {
                     return Err(state_error(StateError::WrongRequest));
                 }
@@ -264,7 +316,7 @@ impl Input {
         let ttl_ms = u64::try_from(config.state_ttl.as_millis()).unwrap_or(u64::MAX);
         let envelope = Envelope {
             method: binding.method.to_owned(),
-            digest: digest::salient_digest(binding.method, &binding.salient),
+            digest: binding.salient.digest(binding.method),
             principal: binding.principal.clone(),
             expires_ms: now_ms(config).saturating_add(ttl_ms),
             round,
@@ -325,4 +377,49 @@ fn missing_for(request: &InputRequest, ctx: &RequestContext) -> Option<Map<Strin
         value = json!({ *key: value });
     }
     value.as_object().cloned()
+}
+
+#[cfg(test)]
+mod salient_tests {
+    use super::*;
+
+    /// A tool call's salient params read back from its body digest exactly like the value
+    /// dispatch would have built from the same call.
+    #[test]
+    fn tool_call_body_digests_like_the_built_value() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{},"name":"echo","arguments":{"text":"hi","n":[1,{"b":2,"a":1}]},"requestState":"x","inputResponses":{}}}"#,
+                json!({"name": "echo", "arguments": {"n": [1, {"a": 1, "b": 2}], "text": "hi"}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#,
+                json!({"name": "t", "arguments": {}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":null,"name":"t"}}"#,
+                json!({"name": "t", "arguments": {}}),
+            ),
+        ];
+        for (body, built) in cases {
+            let lazy = Salient::ToolCall(Bytes::from_static(body.as_bytes()));
+            assert_eq!(
+                lazy.digest("tools/call"),
+                Salient::Value(built).digest("tools/call"),
+                "{body}"
+            );
+        }
+        // Other arguments, another name: another digest.
+        let a = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"t","arguments":{"x":1}}}"#,
+        ));
+        let b = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"t","arguments":{"x":2}}}"#,
+        ));
+        let c = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"u","arguments":{"x":1}}}"#,
+        ));
+        assert_ne!(a.digest("tools/call"), b.digest("tools/call"));
+        assert_ne!(a.digest("tools/call"), c.digest("tools/call"));
+    }
 }

@@ -47,9 +47,9 @@ use smcp_proto::patterns::mrtr::InputRequest;
 pub use ask::{
     Ask, AskSet, Elicit, Roots, Sample, elicit, elicit_form, elicit_url, list_roots, sample,
 };
-pub(crate) use input::Binding;
 pub use input::Input;
 pub(crate) use input::state_error;
+pub(crate) use input::{Binding, Salient};
 pub use replay::{MemoryReplayGuard, ReplayGuard};
 pub use seal::{KeyError, KeyRing, StateError, StateKey};
 

@@ -362,11 +362,11 @@ where
 
 /// Parses the body as one JSON-RPC message and routes it: requests go through the pipeline
 /// and dispatch, anything else is answered here.
-fn route(inner: Arc<Inner>, parts: &http::request::Parts, accepts: Accepts, bytes: &[u8]) -> Step {
+fn route(inner: Arc<Inner>, parts: &http::request::Parts, accepts: Accepts, bytes: &Bytes) -> Step {
     // Fast path: a well-formed request, with `_meta` kept raw. Anything else goes through
     // the precise parser, which explains what is wrong.
     if let Some(request) = SplitRequest::parse(bytes) {
-        return handle_request(inner, parts, accepts, request);
+        return handle_request(inner, parts, accepts, request, bytes);
     }
     let message = match Message::from_slice(bytes) {
         Ok(m) => m,
@@ -408,7 +408,13 @@ fn route(inner: Arc<Inner>, parts: &http::request::Parts, accepts: Accepts, byte
         }
     };
 
-    handle_request(inner, parts, accepts, SplitRequest::from_request(request))
+    handle_request(
+        inner,
+        parts,
+        accepts,
+        SplitRequest::from_request(request),
+        bytes,
+    )
 }
 
 /// What is left of a request once it has been validated and dispatched. Kept small on
@@ -443,6 +449,7 @@ fn handle_request(
     parts: &http::request::Parts,
     accepts: Accepts,
     request: SplitRequest,
+    body: &Bytes,
 ) -> Step {
     let span = tracing::Span::current();
     span.record("method", request.method.as_str());
@@ -498,6 +505,7 @@ fn handle_request(
         headers: &parts.headers,
         id: &id,
         method: &checked.method,
+        body,
         params: checked.params,
         ctx,
         principal: parts
