@@ -5,6 +5,7 @@
 //! that fires when the client closes that stream. Nothing in it outlives the request, and
 //! nothing is keyed by connection: the server is stateless between requests.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -95,7 +96,7 @@ pub struct RequestContext {
 #[derive(Debug)]
 struct ContextInner {
     id: RequestId,
-    method: String,
+    method: Cow<'static, str>,
     /// `params._meta` as received; parsed on first use (most handlers never look).
     meta_raw: Option<Box<RawValue>>,
     meta: OnceLock<Map<String, Value>>,
@@ -128,7 +129,7 @@ pub(crate) enum MetaSource {
 
 pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    pub(crate) method: Cow<'static, str>,
     pub(crate) meta: MetaSource,
     pub(crate) progress_token: Option<Value>,
     pub(crate) log_level: Option<LogLevel>,
@@ -175,7 +176,7 @@ impl RequestContext {
             .cloned();
         Self::new(ContextParts {
             id,
-            method: method.to_owned(),
+            method: Cow::Owned(method.to_owned()),
             meta: MetaSource::Parsed(meta),
             progress_token,
             log_level: None,

@@ -261,9 +261,12 @@ async fn check_single_use(inner: &Inner, input: &Input) -> Result<(), ErrorObjec
 }
 
 fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
-    let name = match string_param(&call.params, "name") {
-        Ok(name) => name.to_owned(),
-        Err(e) => return Ok(Dispatch::Ready(Err(e))),
+    if let Err(e) = string_param(&call.params, "name") {
+        return Ok(Dispatch::Ready(Err(e)));
+    }
+    // Taken out of the params (checked to be a string above): no copy.
+    let Some(Value::String(name)) = call.params.remove("name") else {
+        return Ok(Dispatch::Ready(Err(ErrorObject::internal("params.name"))));
     };
     let catalog = call.inner.catalog();
     let Some(tool) = catalog.tool(&name).cloned() else {

@@ -443,6 +443,25 @@ fn caught(
         .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
 }
 
+/// The served methods by their static names, so a context names its method without a copy.
+fn static_method(method: &str) -> Option<&'static str> {
+    const METHODS: [&str; 12] = [
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "server/discover",
+        "subscriptions/listen",
+        "files/authorizeUpload",
+        "files/authorizeDownload",
+    ];
+    METHODS.into_iter().find(|m| *m == method)
+}
+
 /// The JSON-RPC pipeline and dispatch of one request.
 fn handle_request(
     inner: Arc<Inner>,
@@ -488,7 +507,8 @@ fn handle_request(
     };
     let ctx = RequestContext::new(ContextParts {
         id: checked.id.clone(),
-        method: checked.method.clone(),
+        method: static_method(&checked.method)
+            .map_or_else(|| checked.method.clone().into(), std::borrow::Cow::Borrowed),
         meta: crate::context::MetaSource::Raw(checked.meta),
         progress_token: checked.progress_token,
         log_level: checked.log_level,
