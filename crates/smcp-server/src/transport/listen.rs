@@ -321,7 +321,7 @@ pub(super) fn open(
     };
     let (interest, ack_filter) = honour(requested, inner);
     let connection = extensions.get::<ConnectionInfo>();
-    if connection.is_some_and(|c| c.shutdown.is_cancelled()) {
+    if connection.is_some_and(|c| c.shutdown().is_cancelled()) {
         return busy(&id, &Refusal::ShuttingDown);
     }
     let slot = match inner.listeners.acquire(peer_address(extensions), config) {
@@ -336,7 +336,7 @@ pub(super) fn open(
         }
     };
     if let Some(connection) = connection {
-        let abort = connection.abort.clone();
+        let abort = connection.abort().clone();
         subscription.on_overflow(move || abort.cancel());
     }
 
@@ -359,7 +359,7 @@ pub(super) fn open(
     let server_down = inner.listeners.shutdown.clone();
     let shutdown: Pin<Box<dyn Future<Output = ()> + Send>> = match connection {
         Some(c) => {
-            let serve_down = c.shutdown.clone();
+            let serve_down = c.shutdown().clone();
             Box::pin(async move {
                 tokio::select! {
                     () = server_down.cancelled() => {}

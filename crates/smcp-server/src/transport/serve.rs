@@ -69,19 +69,36 @@ impl Default for ServeOptions {
 }
 
 /// What [`serve`] knows about the connection a request arrived on, as a request extension.
+/// Cloned onto every request, so a clone is one reference count (cancellation tokens take a
+/// lock to clone and to drop).
 #[derive(Debug, Clone)]
 pub struct ConnectionInfo {
     peer: SocketAddr,
+    tokens: Arc<ConnectionTokens>,
+}
+
+#[derive(Debug)]
+struct ConnectionTokens {
     /// Cancelling it drops the connection at once.
-    pub(crate) abort: CancellationToken,
+    abort: CancellationToken,
     /// Cancelled when the accept loop shuts down.
-    pub(crate) shutdown: CancellationToken,
+    shutdown: CancellationToken,
 }
 
 impl ConnectionInfo {
     /// The client's address.
     pub fn peer(&self) -> SocketAddr {
         self.peer
+    }
+
+    /// Cancelling it drops the connection at once.
+    pub(crate) fn abort(&self) -> &CancellationToken {
+        &self.tokens.abort
+    }
+
+    /// Cancelled when the accept loop shuts down.
+    pub(crate) fn shutdown(&self) -> &CancellationToken {
+        &self.tokens.shutdown
     }
 }
 
@@ -165,10 +182,12 @@ where
         }
         let info = ConnectionInfo {
             peer,
-            abort: CancellationToken::new(),
-            shutdown: stopping.clone(),
+            tokens: Arc::new(ConnectionTokens {
+                abort: CancellationToken::new(),
+                shutdown: stopping.clone(),
+            }),
         };
-        let abort = info.abort.clone();
+        let abort = info.abort().clone();
         let service = TowerToHyperService::new(tower::util::MapRequest::new(
             service.clone(),
             move |mut req: Request<_>| {
