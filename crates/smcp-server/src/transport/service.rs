@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use bytes::Buf as _;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::header::{ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
@@ -219,7 +220,7 @@ where
             Ok(bytes) => bytes,
             Err(refusal) => return *refusal,
         };
-        match route(inner, &parts, accepts, &bytes) {
+        let response = match route(inner, &parts, accepts, &bytes) {
             Step::Done(response) => response,
             Step::Json {
                 inner,
@@ -232,8 +233,25 @@ where
                 finish_json(&inner, id, outcome)
             }
             Step::Stream(fut) => fut.await,
-        }
+        };
+        with_recycled_headers(response, parts.headers)
     }
+}
+
+/// Moves the response's headers into the request's header map, which hyper sized for a whole
+/// request head. hyper keeps each response's (emptied) map to parse the next request of the
+/// connection into; handed the bigger map, it need not grow one on every request.
+fn with_recycled_headers(
+    mut response: Response<McpBody>,
+    mut map: http::HeaderMap,
+) -> Response<McpBody> {
+    if map.capacity() <= response.headers().capacity() {
+        return response;
+    }
+    map.clear();
+    map.extend(std::mem::take(response.headers_mut()));
+    *response.headers_mut() = map;
+    response
 }
 
 /// The checks on the request head (REQUIREMENTS A1 items 8, 14, 17): Host and Origin,
@@ -344,20 +362,44 @@ where
     {
         return Err(Box::new(too_large()));
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(Box::new(too_large()))
+    // Frame by frame rather than `collect()`: a body that arrives in one frame (the usual
+    // case) is kept as it is, with no list of chunks to build and flatten.
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<Vec<u8>> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e)
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some() =>
+            {
+                return Err(Box::new(too_large()));
+            }
+            Err(e) => {
+                return Err(Box::new(refuse(
+                    StatusCode::BAD_REQUEST,
+                    smcp_proto::error::INVALID_REQUEST,
+                    format!("Bad Request: could not read the body: {e}"),
+                )));
+            }
+        };
+        let Ok(mut data) = frame.into_data() else {
+            continue; // trailers: nothing MCP reads
+        };
+        let chunk = data.copy_to_bytes(data.remaining());
+        match (&mut joined, first.take()) {
+            (Some(all), _) => all.extend_from_slice(&chunk),
+            (None, None) => first = Some(chunk),
+            (None, Some(head)) => {
+                let mut all = Vec::with_capacity(head.len() + chunk.len());
+                all.extend_from_slice(&head);
+                all.extend_from_slice(&chunk);
+                joined = Some(all);
+            }
         }
-        Err(e) => Err(Box::new(refuse(
-            StatusCode::BAD_REQUEST,
-            smcp_proto::error::INVALID_REQUEST,
-            format!("Bad Request: could not read the body: {e}"),
-        ))),
     }
+    Ok(joined.map_or_else(|| first.unwrap_or_default(), Bytes::from))
 }
 
 /// Parses the body as one JSON-RPC message and routes it: requests go through the pipeline
@@ -787,6 +829,33 @@ mod tests {
             result,
         })
         .to_vec()
+    }
+
+    #[test]
+    fn recycled_headers_keep_the_response_headers() {
+        let mut request_headers = http::HeaderMap::with_capacity(32);
+        request_headers.insert(HOST, HeaderValue::from_static("localhost"));
+        let mut response = json_response(StatusCode::OK, b"{}".to_vec());
+        response
+            .headers_mut()
+            .append("x-a", HeaderValue::from_static("1"));
+        response
+            .headers_mut()
+            .append("x-a", HeaderValue::from_static("2"));
+        let before: Vec<_> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let response = with_recycled_headers(response, request_headers);
+        let after: Vec<_> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(before, after);
+        assert!(response.headers().get(HOST).is_none());
+        assert!(response.headers().capacity() >= 32);
     }
 
     #[test]
