@@ -78,6 +78,10 @@ pub struct DemoConfig {
     pub mrtr: Option<MrtrConfig>,
     /// SEP-2631 file service; `Some` adds the file tools and resource of [`crate::files_demo`].
     pub files: Option<smcp_server::Files>,
+    /// Also serve the SEP-2631 conformance suite's fixture tools (`files_inline_text`, …;
+    /// `crates/smcp-conformance-files/README.md`), so the suite's server leg can run against
+    /// `smcpd` itself. Needs `files`.
+    pub sep2631_fixtures: bool,
 }
 
 /// The demo server with these listen-stream limits.
@@ -92,6 +96,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         listen,
         mrtr,
         files,
+        sep2631_fixtures,
     } = config;
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
@@ -263,6 +268,9 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     let mut builder = crate::mrtr_demo::with_tools(builder);
     if let Some(files) = files {
         builder = crate::files_demo::with_tools(builder.files(files.clone()), &files);
+        if sep2631_fixtures {
+            builder = smcp_conformance_server::files::with_files(builder);
+        }
     }
     match mrtr {
         Some(config) => builder.mrtr(config).build(),

@@ -91,6 +91,10 @@ struct Args {
     /// Disable SEP-2631 file transfer.
     #[arg(long)]
     no_files: bool,
+    /// Also serve the SEP-2631 conformance suite's fixture tools (`files_*`), for
+    /// `scripts/conformance-files`. Needs file transfer (TLS).
+    #[arg(long, conflicts_with = "no_files")]
+    sep2631_fixtures: bool,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -178,6 +182,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         listen,
         mrtr,
         files,
+        sep2631_fixtures: args.sep2631_fixtures,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
