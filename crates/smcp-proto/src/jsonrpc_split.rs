@@ -3,9 +3,11 @@
 //! Every MCP request carries `_meta` (protocol version, client capabilities, client info), and
 //! it is often the largest part of a small request. A server needs only a few of its members
 //! on the hot path, so parsing it into a `Value` tree is wasted work. [`SplitRequest::parse`]
-//! reads the envelope and the other params normally and keeps `_meta` as [`RawValue`]; it
-//! only accepts well-formed requests and returns `None` for anything else, so a caller falls
-//! back to [`crate::jsonrpc::Message::from_slice`] for the exact error.
+//! reads the envelope and the other params normally and keeps `_meta` as [`RawValue`],
+//! borrowed from the body; it only accepts well-formed requests and returns `None` for
+//! anything else, so a caller falls back to [`crate::jsonrpc::Message::from_slice`] for the
+//! exact error. The method of a known client request is not copied either (see
+//! [`crate::messages::method::client_request`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,36 +21,39 @@ use crate::jsonrpc::{Request, RequestId};
 
 /// A JSON-RPC request whose `params` are split into `_meta` (raw) and the rest (parsed).
 #[derive(Debug)]
-pub struct SplitRequest {
+pub struct SplitRequest<'a> {
     /// The request id.
     pub id: RequestId,
-    /// The method.
-    pub method: String,
+    /// The method: static for the requests a client sends a server.
+    pub method: Cow<'static, str>,
     /// `params` without `_meta`; `None` when the request had no `params`.
     pub params: Option<Map<String, Value>>,
-    /// `params._meta`, unparsed.
-    pub meta: Option<Box<RawValue>>,
+    /// `params._meta`, unparsed: borrowed from the body by [`SplitRequest::parse`].
+    pub meta: Option<Cow<'a, RawValue>>,
 }
 
-struct SplitParams {
-    meta: Option<Box<RawValue>>,
+struct SplitParams<'a> {
+    meta: Option<&'a RawValue>,
     rest: Map<String, Value>,
 }
 
-impl<'de> Deserialize<'de> for SplitParams {
+impl<'de> Deserialize<'de> for SplitParams<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ParamsVisitor;
         impl<'de> Visitor<'de> for ParamsVisitor {
-            type Value = SplitParams;
+            type Value = SplitParams<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a params object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SplitParams, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<SplitParams<'de>, A::Error> {
                 let mut meta = None;
                 let mut rest = Map::new();
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "_meta" {
-                        meta = Some(map.next_value::<Box<RawValue>>()?);
+                        meta = Some(map.next_value::<&'de RawValue>()?);
                     } else {
                         rest.insert(key.into_owned(), map.next_value::<Value>()?);
                     }
@@ -61,8 +66,30 @@ impl<'de> Deserialize<'de> for SplitParams {
 }
 
 /// `params` must be an object when present (`null` is not accepted here, so it falls back).
-fn params_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SplitParams>, D::Error> {
+fn params_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SplitParams<'de>>, D::Error> {
     SplitParams::deserialize(d).map(Some)
+}
+
+/// A method name, static when it names a client request.
+struct Method(Cow<'static, str>);
+
+impl<'de> Deserialize<'de> for Method {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MethodVisitor;
+        impl Visitor<'_> for MethodVisitor {
+            type Value = Method;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a method name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<Method, E> {
+                Ok(Method(
+                    crate::messages::method::client_request(name)
+                        .map_or_else(|| Cow::Owned(name.to_owned()), Cow::Borrowed),
+                ))
+            }
+        }
+        deserializer.deserialize_str(MethodVisitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -70,26 +97,26 @@ struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Cow<'a, str>,
     id: RequestId,
-    method: String,
-    #[serde(default, deserialize_with = "params_object")]
-    params: Option<SplitParams>,
+    method: Method,
+    #[serde(default, borrow, deserialize_with = "params_object")]
+    params: Option<SplitParams<'a>>,
 }
 
-impl SplitRequest {
+impl<'a> SplitRequest<'a> {
     /// Parses a well-formed request; `None` for anything else (notifications, responses,
     /// malformed bodies), which the caller hands to the precise parser.
-    pub fn parse(bytes: &[u8]) -> Option<Self> {
+    pub fn parse(bytes: &'a [u8]) -> Option<Self> {
         let env: Envelope<'_> = serde_json::from_slice(bytes).ok()?;
         if env.jsonrpc != crate::JSONRPC_VERSION {
             return None;
         }
         let (params, meta) = match env.params {
-            Some(p) => (Some(p.rest), p.meta),
+            Some(p) => (Some(p.rest), p.meta.map(Cow::Borrowed)),
             None => (None, None),
         };
         Some(Self {
             id: env.id,
-            method: env.method,
+            method: env.method.0,
             params,
             meta,
         })
@@ -101,14 +128,17 @@ impl SplitRequest {
             Some(Value::Object(mut map)) => {
                 let meta = map
                     .remove("_meta")
-                    .and_then(|m| serde_json::value::to_raw_value(&m).ok());
+                    .and_then(|m| serde_json::value::to_raw_value(&m).ok())
+                    .map(Cow::Owned);
                 (Some(map), meta)
             }
             _ => (None, None),
         };
+        let method = crate::messages::method::client_request(&request.method)
+            .map_or(Cow::Owned(request.method), Cow::Borrowed);
         Self {
             id: request.id,
-            method: request.method,
+            method,
             params,
             meta,
         }
@@ -143,12 +173,17 @@ impl<'a> MetaView<'a> {
     }
 }
 
-/// The string in `raw`, if it is a JSON string.
+/// The string in `raw`, if it is a JSON string; borrowed unless it has escapes.
 pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if !raw.get().starts_with('"') {
+    let json = raw.get();
+    if !json.starts_with('"') {
         return None;
     }
-    serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
+    // serde gives `Cow<str>` only owned; `&str` borrows when there is nothing to unescape.
+    match serde_json::from_str::<&str>(json) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => serde_json::from_str::<String>(json).ok().map(Cow::Owned),
+    }
 }
 
 #[cfg(test)]
@@ -161,7 +196,8 @@ mod tests {
         let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "x": [1, 2]},
             "name": "echo", "arguments": {"text": "hi"}}});
-        let r = SplitRequest::parse(body.to_string().as_bytes()).unwrap();
+        let text = body.to_string();
+        let r = SplitRequest::parse(text.as_bytes()).unwrap();
         assert_eq!(r.id, RequestId::from(7));
         assert_eq!(r.method, "tools/call");
         let params = r.params.unwrap();
@@ -204,9 +240,33 @@ mod tests {
     }
 
     #[test]
+    fn raw_str_borrows_unless_escaped() {
+        let plain = RawValue::from_string("\"2026-07-28\"".to_owned()).unwrap();
+        assert!(matches!(raw_str(&plain), Some(Cow::Borrowed("2026-07-28"))));
+        let escaped = RawValue::from_string(r#""a\"b\u00e9""#.to_owned()).unwrap();
+        assert_eq!(raw_str(&escaped).as_deref(), Some("a\"bé"));
+        assert!(matches!(raw_str(&escaped), Some(Cow::Owned(_))));
+        assert!(raw_str(&RawValue::from_string("1".to_owned()).unwrap()).is_none());
+    }
+
+    #[test]
+    fn client_requests_are_static_and_meta_is_borrowed() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"a":1},"name":"x"}}"#;
+        let r = SplitRequest::parse(body).unwrap();
+        assert!(matches!(r.method, Cow::Borrowed("tools/call")));
+        assert!(matches!(&r.meta, Some(Cow::Borrowed(m)) if m.get() == r#"{"a":1}"#));
+        let escaped =
+            SplitRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#).unwrap();
+        assert!(matches!(escaped.method, Cow::Borrowed("tools/call")));
+        let other = SplitRequest::parse(br#"{"jsonrpc":"2.0","id":1,"method":"x/y"}"#).unwrap();
+        assert!(matches!(other.method, Cow::Owned(ref m) if m == "x/y"));
+    }
+
+    #[test]
     fn from_request_matches_parse() {
         let body = json!({"jsonrpc": "2.0", "id": "a", "method": "m", "params": {"_meta": {"k": 1}, "p": 2}});
-        let fast = SplitRequest::parse(body.to_string().as_bytes()).unwrap();
+        let text = body.to_string();
+        let fast = SplitRequest::parse(text.as_bytes()).unwrap();
         let slow = match crate::jsonrpc::Message::from_value(body).unwrap() {
             crate::jsonrpc::Message::Request(r) => SplitRequest::from_request(r),
             _ => unreachable!(),

@@ -65,6 +65,28 @@ pub mod method {
     /// `notifications/subscriptions/acknowledged`.
     pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
     pub use crate::patterns::mrtr::{ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE};
+
+    /// The requests a client sends a server, SEP-2631's included.
+    pub const CLIENT_REQUESTS: [&str; 12] = [
+        TOOLS_CALL,
+        TOOLS_LIST,
+        RESOURCES_READ,
+        RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST,
+        PROMPTS_GET,
+        PROMPTS_LIST,
+        COMPLETE,
+        DISCOVER,
+        SUBSCRIPTIONS_LISTEN,
+        crate::ext::files::METHOD_AUTHORIZE_UPLOAD,
+        crate::ext::files::METHOD_AUTHORIZE_DOWNLOAD,
+    ];
+
+    /// `name` as one of [`CLIENT_REQUESTS`], so that a parsed request names its method
+    /// without a copy; `None` for any other method.
+    pub fn client_request(name: &str) -> Option<&'static str> {
+        CLIENT_REQUESTS.into_iter().find(|m| *m == name)
+    }
 }
 
 /// `server/discover` request.

@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use bytes::Bytes;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use smcp_proto::jsonrpc::{Notification, RequestId};
 use smcp_proto::meta;
@@ -97,8 +96,9 @@ pub struct RequestContext {
 struct ContextInner {
     id: RequestId,
     method: Cow<'static, str>,
-    /// `params._meta` as received; parsed on first use (most handlers never look).
-    meta_raw: Option<Box<RawValue>>,
+    /// `params._meta` as received (a slice of the request body); parsed on first use (most
+    /// handlers never look).
+    meta_raw: Option<Bytes>,
     meta: OnceLock<Map<String, Value>>,
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
@@ -121,8 +121,8 @@ impl std::fmt::Debug for ServerRef {
 /// Where a context's `_meta` comes from.
 #[derive(Debug)]
 pub(crate) enum MetaSource {
-    /// Raw JSON from the request, parsed on first use.
-    Raw(Box<RawValue>),
+    /// Raw JSON from the request (a JSON object), parsed on first use.
+    Raw(Bytes),
     /// Already parsed (detached contexts).
     Parsed(Map<String, Value>),
 }
@@ -210,7 +210,7 @@ impl RequestContext {
             self.inner
                 .meta_raw
                 .as_ref()
-                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .and_then(|raw| serde_json::from_slice(raw).ok())
                 .unwrap_or_default()
         })
     }

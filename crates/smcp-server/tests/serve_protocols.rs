@@ -1,6 +1,8 @@
 //! Which HTTP versions [`smcp_server::serve`] speaks: HTTP/1.1 on plain connections, HTTP/2
 //! with prior knowledge only when [`ServeOptions::h2c`] is on, and over TLS whatever ALPN chose
-//! (`h2` or `http/1.1`). Each case sends a real `server/discover` and checks the answer.
+//! (`h2` or `http/1.1`). Each case sends a real `server/discover` and checks the answer, then
+//! calls a tool that reports [`ConnectionInfo::current`]: every protocol, HTTP/2 streams
+//! included (they run in tasks of their own), knows the connection it arrived on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,7 +17,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use serde_json::{Value, json};
-use smcp_server::{ServeOptions, Server};
+use smcp_proto::server::tools::CallToolResult;
+use smcp_server::{ConnectionInfo, HandlerError, ServeOptions, Server};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
@@ -34,7 +37,14 @@ impl Running {
 }
 
 async fn start(options: ServeOptions) -> Running {
-    let server = Server::builder("protocols", "1").build().unwrap();
+    let peer = smcp_server::tool("peer").handler(|_call| async {
+        let peer = ConnectionInfo::current().map(|c| c.peer().to_string());
+        Ok::<_, HandlerError>(CallToolResult::text(peer.unwrap_or_default()))
+    });
+    let server = Server::builder("protocols", "1")
+        .tool(peer)
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
@@ -56,15 +66,25 @@ async fn start(options: ServeOptions) -> Running {
     }
 }
 
-fn discover(addr: SocketAddr, version: Version) -> Request<Full<Bytes>> {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
-        "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}
+/// A `server/discover` request, or with `tool`, a call of that tool.
+fn request(addr: SocketAddr, version: Version, tool: Option<&str>) -> Request<Full<Bytes>> {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
     });
+    let (method, body) = match tool {
+        None => (
+            "server/discover",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                   "params": {"_meta": meta}}),
+        ),
+        Some(name) => (
+            "tools/call",
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"_meta": meta, "name": name}}),
+        ),
+    };
     let uri = if version == Version::HTTP_2 {
         format!("http://{addr}/mcp")
     } else {
@@ -75,7 +95,10 @@ fn discover(addr: SocketAddr, version: Version) -> Request<Full<Bytes>> {
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "server/discover");
+        .header("mcp-method", method);
+    if let Some(name) = tool {
+        builder = builder.header("mcp-name", name);
+    }
     if version != Version::HTTP_2 {
         builder = builder.header("host", addr.to_string());
     }
@@ -84,26 +107,55 @@ fn discover(addr: SocketAddr, version: Version) -> Request<Full<Bytes>> {
         .unwrap()
 }
 
-/// Sends `server/discover` over `io` with hyper's client in the given version; returns the
-/// version of the response and its JSON.
-async fn roundtrip<I>(io: I, addr: SocketAddr, version: Version) -> hyper::Result<(Version, Value)>
+enum Sender {
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    async fn send(&mut self, request: Request<Full<Bytes>>) -> hyper::Result<(Version, Value)> {
+        let response = match self {
+            Self::H1(s) => s.send_request(request).await?,
+            Self::H2(s) => s.send_request(request).await?,
+        };
+        let got = response.version();
+        assert_eq!(response.status(), 200);
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((got, serde_json::from_slice(&body).unwrap()))
+    }
+}
+
+/// Sends `server/discover` over `io` with hyper's client in the given version, then calls the
+/// `peer` tool on the same connection and checks it names `local` (the client's end).
+/// Returns the version of the discover response and its JSON.
+async fn roundtrip<I>(
+    io: I,
+    addr: SocketAddr,
+    local: SocketAddr,
+    version: Version,
+) -> hyper::Result<(Version, Value)>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let response = if version == Version::HTTP_2 {
-        let (mut sender, conn) =
+    let mut sender = if version == Version::HTTP_2 {
+        let (sender, conn) =
             hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(io)).await?;
         tokio::spawn(conn);
-        sender.send_request(discover(addr, version)).await?
+        Sender::H2(sender)
     } else {
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io)).await?;
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io)).await?;
         tokio::spawn(conn);
-        sender.send_request(discover(addr, version)).await?
+        Sender::H1(sender)
     };
-    let got = response.version();
-    assert_eq!(response.status(), 200);
-    let body = response.into_body().collect().await?.to_bytes();
-    Ok((got, serde_json::from_slice(&body).unwrap()))
+    let discovered = sender.send(request(addr, version, None)).await?;
+    let (got, peer) = sender.send(request(addr, version, Some("peer"))).await?;
+    assert_eq!(got, version);
+    assert_eq!(
+        peer["result"]["content"][0]["text"],
+        local.to_string(),
+        "{version:?}: the handler sees its connection: {peer}"
+    );
+    Ok(discovered)
 }
 
 fn assert_discovered(json: &Value) {
@@ -114,13 +166,11 @@ fn assert_discovered(json: &Value) {
 #[tokio::test]
 async fn plain_connections_speak_http1_and_refuse_h2c_by_default() {
     let running = start(ServeOptions::default()).await;
-    let (version, json) = roundtrip(
-        TcpStream::connect(running.addr).await.unwrap(),
-        running.addr,
-        Version::HTTP_11,
-    )
-    .await
-    .unwrap();
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let local = tcp.local_addr().unwrap();
+    let (version, json) = roundtrip(tcp, running.addr, local, Version::HTTP_11)
+        .await
+        .unwrap();
     assert_eq!(version, Version::HTTP_11);
     assert_discovered(&json);
 
@@ -147,13 +197,9 @@ async fn h2c_prior_knowledge_when_enabled() {
     })
     .await;
     for version in [Version::HTTP_2, Version::HTTP_11] {
-        let (got, json) = roundtrip(
-            TcpStream::connect(running.addr).await.unwrap(),
-            running.addr,
-            version,
-        )
-        .await
-        .unwrap();
+        let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let local = tcp.local_addr().unwrap();
+        let (got, json) = roundtrip(tcp, running.addr, local, version).await.unwrap();
         assert_eq!(got, version);
         assert_discovered(&json);
     }
@@ -189,10 +235,13 @@ async fn tls_follows_alpn() {
         config.alpn_protocols = vec![alpn.to_vec()];
         let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
         let tcp = TcpStream::connect(running.addr).await.unwrap();
+        let local = tcp.local_addr().unwrap();
         let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
         let stream = connector.connect(name, tcp).await.unwrap();
         assert_eq!(stream.get_ref().1.alpn_protocol(), Some(alpn));
-        let (got, json) = roundtrip(stream, running.addr, expected).await.unwrap();
+        let (got, json) = roundtrip(stream, running.addr, local, expected)
+            .await
+            .unwrap();
         assert_eq!(got, expected, "ALPN {}", String::from_utf8_lossy(alpn));
         assert_discovered(&json);
     }

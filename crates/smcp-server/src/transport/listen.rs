@@ -246,15 +246,15 @@ fn honour(requested: Requested, inner: &Inner) -> (Interest, Value) {
 }
 
 /// The peer's IP address, from [`crate::serve`] or axum's `ConnectInfo`.
-fn peer_address(extensions: &http::Extensions) -> Option<IpAddr> {
-    extensions
-        .get::<ConnectionInfo>()
-        .map(|c| c.peer().ip())
-        .or_else(|| {
-            extensions
-                .get::<axum::extract::ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip())
-        })
+fn peer_address(
+    connection: Option<&ConnectionInfo>,
+    extensions: &http::Extensions,
+) -> Option<IpAddr> {
+    connection.map(|c| c.peer().ip()).or_else(|| {
+        extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip())
+    })
 }
 
 fn busy(id: &RequestId, refusal: &Refusal) -> http::Response<McpBody> {
@@ -294,7 +294,7 @@ fn busy(id: &RequestId, refusal: &Refusal) -> http::Response<McpBody> {
 pub(super) fn open(
     inner: &Arc<Inner>,
     extensions: &http::Extensions,
-    checked: Checked,
+    checked: Checked<'_>,
     accepts_sse: bool,
 ) -> http::Response<McpBody> {
     let id = checked.id;
@@ -320,11 +320,15 @@ pub(super) fn open(
         Err(e) => return reject(Rejection::protocol(Some(id), e)),
     };
     let (interest, ack_filter) = honour(requested, inner);
-    let connection = extensions.get::<ConnectionInfo>();
+    let connection = ConnectionInfo::current();
+    let connection = connection.as_ref();
     if connection.is_some_and(|c| c.shutdown().is_cancelled()) {
         return busy(&id, &Refusal::ShuttingDown);
     }
-    let slot = match inner.listeners.acquire(peer_address(extensions), config) {
+    let slot = match inner
+        .listeners
+        .acquire(peer_address(connection, extensions), config)
+    {
         Ok(slot) => slot,
         Err(refusal) => return busy(&id, &refusal),
     };

@@ -12,6 +12,8 @@
 //! Host/Origin, HTTP method, media types and body parsing happen before this, in the service;
 //! the method lookup (404) and per-tool checks happen after, in dispatch.
 
+use std::borrow::Cow;
+
 use http::{HeaderMap, HeaderName};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -31,13 +33,13 @@ const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 
 /// A request that passed the pipeline.
 #[derive(Debug)]
-pub(crate) struct Checked {
+pub(crate) struct Checked<'a> {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    pub(crate) method: Cow<'static, str>,
     /// `params` without `_meta`.
     pub(crate) params: Map<String, Value>,
     /// `params._meta`, unparsed (handlers that want it get it parsed on first use).
-    pub(crate) meta: Box<RawValue>,
+    pub(crate) meta: Cow<'a, RawValue>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) progress_token: Option<Value>,
 }
@@ -58,7 +60,10 @@ fn single_header<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option
     Ok(Some(text.trim_matches([' ', '\t'])))
 }
 
-pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checked, Rejection> {
+pub(crate) fn check<'a>(
+    headers: &HeaderMap,
+    request: SplitRequest<'a>,
+) -> Result<Checked<'a>, Rejection> {
     let SplitRequest {
         id,
         method,
@@ -146,7 +151,7 @@ pub(crate) fn check(headers: &HeaderMap, request: SplitRequest) -> Result<Checke
         }
         Some(_) => {}
     }
-    let name_key = match method.as_str() {
+    let name_key = match &*method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
         _ => None,

@@ -8,9 +8,12 @@
 //! and its read buffer stays at hyper's initial 8 KiB (sniffing for the HTTP/2 preface hands
 //! hyper a partial first read, which doubles that buffer on every connection).
 //!
-//! Every request gets a [`ConnectionInfo`] extension: the peer address (for the per-address cap
-//! on listen streams), a token that drops the connection (used when a listen stream's client
-//! stops reading), and the server's shutdown signal (listen streams end gracefully on it).
+//! Every request knows its connection ([`ConnectionInfo::current`]): the peer address (for the
+//! per-address cap on listen streams), a token that drops the connection (used when a listen
+//! stream's client stops reading), and the server's shutdown signal (listen streams end
+//! gracefully on it). It is a task-local of the connection's task (and of the tasks HTTP/2
+//! spawns for its streams), not a request extension: inserting an extension costs every
+//! request three allocations.
 //!
 //! `TCP_NODELAY` matters: a response written in several pieces (SSE events) otherwise stalls
 //! behind Nagle's algorithm and the peer's delayed ACK.
@@ -23,8 +26,9 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use hyper::body::Incoming;
+use hyper::rt::Executor;
 use hyper::server::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulConnection, GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
@@ -68,9 +72,13 @@ impl Default for ServeOptions {
     }
 }
 
-/// What [`serve`] knows about the connection a request arrived on, as a request extension.
-/// Cloned onto every request, so a clone is one reference count (cancellation tokens take a
-/// lock to clone and to drop).
+tokio::task_local! {
+    /// The connection the running task serves.
+    static CONNECTION: ConnectionInfo;
+}
+
+/// What [`serve`] knows about the connection a request arrived on. A clone is one reference
+/// count (cancellation tokens take a lock to clone and to drop).
 #[derive(Debug, Clone)]
 pub struct ConnectionInfo {
     peer: SocketAddr,
@@ -86,6 +94,13 @@ struct ConnectionTokens {
 }
 
 impl ConnectionInfo {
+    /// The connection the current request arrived on, when [`serve`] accepted it and this is
+    /// called from the task serving the request; `None` elsewhere (an app serving
+    /// [`crate::Server::router`] itself has axum's `ConnectInfo` instead).
+    pub fn current() -> Option<Self> {
+        CONNECTION.try_with(Clone::clone).ok()
+    }
+
     /// The client's address.
     pub fn peer(&self) -> SocketAddr {
         self.peer
@@ -102,11 +117,28 @@ impl ConnectionInfo {
     }
 }
 
-/// The per-protocol connection builders, shared by every connection task.
+/// Spawns HTTP/2 stream tasks inside their connection's [`ConnectionInfo`] scope.
+#[derive(Clone)]
+struct ConnectionExecutor(ConnectionInfo);
+
+impl<F> Executor<F> for ConnectionExecutor
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        tokio::spawn(CONNECTION.scope(self.0.clone(), fut));
+    }
+}
+
+/// The connection settings, shared by every connection task. HTTP/1.1 connections share one
+/// builder; HTTP/2 builders hold their connection's executor, so each such connection makes
+/// its own (they are rare, and a builder is a few words of settings).
 struct Builders {
     h1: http1::Builder,
-    h2: http2::Builder<TokioExecutor>,
-    auto: auto::Builder<TokioExecutor>,
+    max_head: usize,
+    max_list: u32,
+    header_read_timeout: Duration,
 }
 
 impl Builders {
@@ -119,16 +151,29 @@ impl Builders {
             .keep_alive(true)
             .timer(TokioTimer::new())
             .header_read_timeout(options.header_read_timeout);
-        let mut h2 = http2::Builder::new(TokioExecutor::new());
-        h2.max_header_list_size(max_list);
-        let mut auto = auto::Builder::new(TokioExecutor::new());
+        Self {
+            h1,
+            max_head,
+            max_list,
+            header_read_timeout: options.header_read_timeout,
+        }
+    }
+
+    fn h2(&self, info: &ConnectionInfo) -> http2::Builder<ConnectionExecutor> {
+        let mut h2 = http2::Builder::new(ConnectionExecutor(info.clone()));
+        h2.max_header_list_size(self.max_list);
+        h2
+    }
+
+    fn auto(&self, info: &ConnectionInfo) -> auto::Builder<ConnectionExecutor> {
+        let mut auto = auto::Builder::new(ConnectionExecutor(info.clone()));
         auto.http1()
-            .max_buf_size(max_head)
+            .max_buf_size(self.max_head)
             .keep_alive(true)
             .timer(TokioTimer::new())
-            .header_read_timeout(options.header_read_timeout);
-        auto.http2().max_header_list_size(max_list);
-        Self { h1, h2, auto }
+            .header_read_timeout(self.header_read_timeout);
+        auto.http2().max_header_list_size(self.max_list);
+        auto
     }
 }
 
@@ -188,13 +233,7 @@ where
             }),
         };
         let abort = info.abort().clone();
-        let service = TowerToHyperService::new(tower::util::MapRequest::new(
-            service.clone(),
-            move |mut req: Request<_>| {
-                req.extensions_mut().insert(info.clone());
-                req
-            },
-        ));
+        let service = TowerToHyperService::new(service.clone());
         let watcher = graceful.watcher();
         let end = Ending {
             watcher,
@@ -205,13 +244,14 @@ where
             Some(acceptor) => {
                 let accept = acceptor.accept(stream);
                 let builders = builders.clone();
-                tokio::spawn(async move {
+                let conn_info = info.clone();
+                let task = async move {
                     match accept.await {
                         Ok(stream) => {
                             let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                             let io = TokioIo::new(stream);
                             if h2 {
-                                let conn = builders.h2.serve_connection(io, service);
+                                let conn = builders.h2(&conn_info).serve_connection(io, service);
                                 drop(builders);
                                 end.drive(conn).await;
                             } else {
@@ -223,25 +263,26 @@ where
                         Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                     }
                     drop(permit);
-                });
+                };
+                tokio::spawn(CONNECTION.scope(info, task));
             }
             None if options.h2c => {
                 let conn = builders
-                    .auto
+                    .auto(&info)
                     .serve_connection(TokioIo::new(stream), service)
                     .into_owned();
                 let conn = end.drive(conn);
-                tokio::spawn(async move {
+                tokio::spawn(CONNECTION.scope(info, async move {
                     conn.await;
                     drop(permit);
-                });
+                }));
             }
             None => {
                 let conn = end.drive(builders.h1.serve_connection(TokioIo::new(stream), service));
-                tokio::spawn(async move {
+                tokio::spawn(CONNECTION.scope(info, async move {
                     conn.await;
                     drop(permit);
-                });
+                }));
             }
         }
     }

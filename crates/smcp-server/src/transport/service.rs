@@ -25,6 +25,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{ErrorResponse, Message, RequestId, ResultResponse};
 use smcp_proto::jsonrpc_split::SplitRequest;
@@ -115,11 +116,21 @@ const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 
 fn json_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
+    json_response_in(status, body, http::HeaderMap::new())
+}
+
+/// A JSON response whose headers go into `map` (emptied first): given the request's map,
+/// the response needs no header map of its own (see [`with_recycled_headers`]).
+fn json_response_in(
+    status: StatusCode,
+    body: Vec<u8>,
+    mut map: http::HeaderMap,
+) -> Response<McpBody> {
+    map.clear();
+    map.insert(CONTENT_TYPE, APPLICATION_JSON);
     let mut response = Response::new(McpBody::full(body));
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, APPLICATION_JSON);
+    *response.headers_mut() = map;
     response
 }
 
@@ -220,9 +231,10 @@ where
             Ok(bytes) => bytes,
             Err(refusal) => return *refusal,
         };
-        let response = match route(inner, &parts, accepts, &bytes) {
-            Step::Done(response) => response,
-            Step::Json {
+        match route(inner, &parts, accepts, &bytes) {
+            Step::Done(response) => with_recycled_headers(response, parts.headers),
+            Step::Json(status, body) => json_response_in(status, body, parts.headers),
+            Step::Pending {
                 inner,
                 id,
                 fut,
@@ -230,11 +242,11 @@ where
             } => {
                 let outcome = caught(fut).await;
                 guard.disarm();
-                finish_json(&inner, id, outcome)
+                let (status, body) = result_bytes(&inner, id, outcome);
+                json_response_in(status, body, parts.headers)
             }
-            Step::Stream(fut) => fut.await,
-        };
-        with_recycled_headers(response, parts.headers)
+            Step::Stream(fut) => with_recycled_headers(fut.await, parts.headers),
+        }
     }
 }
 
@@ -464,9 +476,11 @@ fn route(inner: Arc<Inner>, parts: &http::request::Parts, accepts: Accepts, byte
 enum Step {
     /// The response is ready.
     Done(Response<McpBody>),
+    /// A JSON response is ready: its status and body.
+    Json(StatusCode, Vec<u8>),
     /// A handler is running; its outcome becomes a JSON response. The guard cancels the
     /// handler's token if the connection drops this future first.
-    Json {
+    Pending {
         inner: Arc<Inner>,
         id: RequestId,
         fut: std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
@@ -485,23 +499,15 @@ fn caught(
         .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
 }
 
-/// The served methods by their static names, so a context names its method without a copy.
-fn static_method(method: &str) -> Option<&'static str> {
-    const METHODS: [&str; 12] = [
-        "tools/call",
-        "tools/list",
-        "resources/read",
-        "resources/list",
-        "resources/templates/list",
-        "prompts/get",
-        "prompts/list",
-        "completion/complete",
-        "server/discover",
-        "subscriptions/listen",
-        "files/authorizeUpload",
-        "files/authorizeDownload",
-    ];
-    METHODS.into_iter().find(|m| *m == method)
+/// `_meta` as a slice of the body it was parsed from (no copy), or a copy when it is not
+/// from `body` (the precise parser's route re-serializes it).
+fn meta_bytes(body: &Bytes, meta: &RawValue) -> Bytes {
+    let json = meta.get().as_bytes();
+    let start = (json.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+    match start.checked_add(json.len()) {
+        Some(end) if start <= body.len() && end <= body.len() => body.slice(start..end),
+        _ => Bytes::copy_from_slice(json),
+    }
 }
 
 /// The JSON-RPC pipeline and dispatch of one request.
@@ -509,11 +515,11 @@ fn handle_request(
     inner: Arc<Inner>,
     parts: &http::request::Parts,
     accepts: Accepts,
-    request: SplitRequest,
+    request: SplitRequest<'_>,
     body: &Bytes,
 ) -> Step {
     let span = tracing::Span::current();
-    span.record("method", request.method.as_str());
+    span.record("method", &*request.method);
     let checked = match pipeline::check(&parts.headers, request) {
         Ok(c) => c,
         Err(rejection) => return Step::Done(reject(rejection)),
@@ -549,9 +555,8 @@ fn handle_request(
     };
     let ctx = RequestContext::new(ContextParts {
         id: checked.id.clone(),
-        method: static_method(&checked.method)
-            .map_or_else(|| checked.method.clone().into(), std::borrow::Cow::Borrowed),
-        meta: crate::context::MetaSource::Raw(checked.meta),
+        method: checked.method.clone(),
+        meta: crate::context::MetaSource::Raw(meta_bytes(body, &checked.meta)),
         progress_token: checked.progress_token,
         log_level: checked.log_level,
         logging_enabled: inner.logging,
@@ -578,7 +583,8 @@ fn handle_request(
     match dispatched {
         Err(rejection) => Step::Done(reject(rejection)),
         Ok(Dispatch::Ready(outcome)) => {
-            Step::Done(finish_json(&inner, id, outcome.map(Success::Value)))
+            let (status, body) = result_bytes(&inner, id, outcome.map(Success::Value));
+            Step::Json(status, body)
         }
         Ok(Dispatch::Pending(fut)) => match (events_tx, events_rx) {
             (Some(tx), Some(rx)) => Step::Stream(Box::pin(run_streaming(
@@ -590,7 +596,7 @@ fn handle_request(
                 cancel,
                 !accepts.json,
             ))),
-            _ => Step::Json {
+            _ => Step::Pending {
                 inner,
                 id,
                 fut,
