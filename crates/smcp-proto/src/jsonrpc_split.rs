@@ -26,14 +26,22 @@ pub struct SplitRequest<'a> {
     pub id: RequestId,
     /// The method: static for the requests a client sends a server.
     pub method: Cow<'static, str>,
-    /// `params` without `_meta`; `None` when the request had no `params`.
+    /// `params` without `_meta`, `name` and `arguments`; `None` when the request had no
+    /// `params`.
     pub params: Option<Map<String, Value>>,
+    /// `params.name` (a tool's or a prompt's), taken out of `params`: a `tools/call` needs no
+    /// map for its params, nor copies of their keys.
+    pub name: Option<Value>,
+    /// `params.arguments`, taken out of `params` like `name`.
+    pub arguments: Option<Value>,
     /// `params._meta`, unparsed: borrowed from the body by [`SplitRequest::parse`].
     pub meta: Option<Cow<'a, RawValue>>,
 }
 
 struct SplitParams<'a> {
     meta: Option<&'a RawValue>,
+    name: Option<Value>,
+    arguments: Option<Value>,
     rest: Map<String, Value>,
 }
 
@@ -49,19 +57,52 @@ impl<'de> Deserialize<'de> for SplitParams<'de> {
                 self,
                 mut map: A,
             ) -> Result<SplitParams<'de>, A::Error> {
-                let mut meta = None;
-                let mut rest = Map::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    if key == "_meta" {
-                        meta = Some(map.next_value::<&'de RawValue>()?);
-                    } else {
-                        rest.insert(key.into_owned(), map.next_value::<Value>()?);
+                let mut params = SplitParams {
+                    meta: None,
+                    name: None,
+                    arguments: None,
+                    rest: Map::new(),
+                };
+                // A repeated key keeps its last value, as in a `Map`.
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    match &*key {
+                        "_meta" => params.meta = Some(map.next_value::<&'de RawValue>()?),
+                        "name" => params.name = Some(map.next_value::<Value>()?),
+                        "arguments" => params.arguments = Some(map.next_value::<Value>()?),
+                        _ => {
+                            params
+                                .rest
+                                .insert(key.into_owned(), map.next_value::<Value>()?);
+                        }
                     }
                 }
-                Ok(SplitParams { meta, rest })
+                Ok(params)
             }
         }
         deserializer.deserialize_map(ParamsVisitor)
+    }
+}
+
+/// A member name, borrowed from the input unless it has escapes (serde's `Cow<str>` is
+/// always a copy).
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -110,38 +151,65 @@ impl<'a> SplitRequest<'a> {
         if env.jsonrpc != crate::JSONRPC_VERSION {
             return None;
         }
-        let (params, meta) = match env.params {
-            Some(p) => (Some(p.rest), p.meta.map(Cow::Borrowed)),
-            None => (None, None),
+        let Some(p) = env.params else {
+            return Some(Self {
+                id: env.id,
+                method: env.method.0,
+                params: None,
+                name: None,
+                arguments: None,
+                meta: None,
+            });
         };
         Some(Self {
             id: env.id,
             method: env.method.0,
-            params,
-            meta,
+            params: Some(p.rest),
+            name: p.name,
+            arguments: p.arguments,
+            meta: p.meta.map(Cow::Borrowed),
         })
     }
 
     /// Splits a request the precise parser produced.
     pub fn from_request(request: Request) -> Self {
-        let (params, meta) = match request.params {
-            Some(Value::Object(mut map)) => {
-                let meta = map
-                    .remove("_meta")
-                    .and_then(|m| serde_json::value::to_raw_value(&m).ok())
-                    .map(Cow::Owned);
-                (Some(map), meta)
-            }
-            _ => (None, None),
-        };
         let method = crate::messages::method::client_request(&request.method)
             .map_or(Cow::Owned(request.method), Cow::Borrowed);
+        let Some(Value::Object(mut map)) = request.params else {
+            return Self {
+                id: request.id,
+                method,
+                params: None,
+                name: None,
+                arguments: None,
+                meta: None,
+            };
+        };
+        let meta = map
+            .remove("_meta")
+            .and_then(|m| serde_json::value::to_raw_value(&m).ok())
+            .map(Cow::Owned);
         Self {
             id: request.id,
             method,
-            params,
+            name: map.remove("name"),
+            arguments: map.remove("arguments"),
+            params: Some(map),
             meta,
         }
+    }
+
+    /// `params` whole again (without `_meta`): the rest with `name` and `arguments` put
+    /// back; `None` when the request had no `params`.
+    pub fn into_params(self) -> Option<Map<String, Value>> {
+        let mut params = self.params?;
+        if let Some(name) = self.name {
+            params.insert("name".to_owned(), name);
+        }
+        if let Some(arguments) = self.arguments {
+            params.insert("arguments".to_owned(), arguments);
+        }
+        Some(params)
     }
 }
 
@@ -200,10 +268,14 @@ mod tests {
         let r = SplitRequest::parse(text.as_bytes()).unwrap();
         assert_eq!(r.id, RequestId::from(7));
         assert_eq!(r.method, "tools/call");
-        let params = r.params.unwrap();
+        assert_eq!(r.name, Some(json!("echo")));
+        assert_eq!(r.arguments, Some(json!({"text": "hi"})));
+        assert!(r.params.as_ref().unwrap().is_empty());
+        let meta = r.meta.clone().unwrap();
+        let params = r.into_params().unwrap();
         assert_eq!(params["name"], "echo");
+        assert_eq!(params["arguments"], json!({"text": "hi"}));
         assert!(!params.contains_key("_meta"));
-        let meta = r.meta.unwrap();
         let view = MetaView::parse(&meta).unwrap();
         assert_eq!(
             raw_str(view.protocol_version.unwrap()).unwrap(),
@@ -263,8 +335,21 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_name_keeps_its_last_value_like_a_map() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"name":"b"}}"#;
+        let fast = SplitRequest::parse(body).unwrap();
+        assert_eq!(fast.name, Some(json!("b")));
+        let slow = match crate::jsonrpc::Message::from_slice(body).unwrap() {
+            crate::jsonrpc::Message::Request(r) => SplitRequest::from_request(r),
+            _ => unreachable!(),
+        };
+        assert_eq!(slow.name, Some(json!("b")));
+    }
+
+    #[test]
     fn from_request_matches_parse() {
-        let body = json!({"jsonrpc": "2.0", "id": "a", "method": "m", "params": {"_meta": {"k": 1}, "p": 2}});
+        let body = json!({"jsonrpc": "2.0", "id": "a", "method": "m",
+            "params": {"_meta": {"k": 1}, "p": 2, "name": "n", "arguments": {"a": [1]}}});
         let text = body.to_string();
         let fast = SplitRequest::parse(text.as_bytes()).unwrap();
         let slow = match crate::jsonrpc::Message::from_value(body).unwrap() {
@@ -272,6 +357,12 @@ mod tests {
             _ => unreachable!(),
         };
         assert_eq!(fast.params, slow.params);
-        assert_eq!(fast.meta.unwrap().get(), slow.meta.unwrap().get());
+        assert_eq!(fast.name, slow.name);
+        assert_eq!(fast.arguments, slow.arguments);
+        assert_eq!(
+            fast.meta.as_ref().unwrap().get(),
+            slow.meta.as_ref().unwrap().get()
+        );
+        assert_eq!(fast.into_params(), slow.into_params());
     }
 }

@@ -63,11 +63,21 @@ pub(crate) struct Call<'a> {
     pub(crate) method: &'a str,
     /// The request body, for reading the salient params back (see [`Salient`]).
     pub(crate) body: &'a bytes::Bytes,
-    /// `params` without `_meta`.
+    /// `params` without `_meta`, and without `name` and `arguments` for `tools/call` (see
+    /// [`Call::tool_parts`]); other methods get them in `params`.
     pub(crate) params: Map<String, Value>,
+    /// `params.name` and `params.arguments` of a `tools/call`.
+    pub(crate) tool_parts: ToolParts,
     pub(crate) ctx: RequestContext,
     /// The authenticated principal, when an auth layer set one.
     pub(crate) principal: Option<String>,
+}
+
+/// `params.name` and `params.arguments`, kept out of the params map.
+#[derive(Debug, Default)]
+pub(crate) struct ToolParts {
+    pub(crate) name: Option<Value>,
+    pub(crate) arguments: Option<Value>,
 }
 
 impl Call<'_> {
@@ -96,7 +106,18 @@ impl Call<'_> {
 /// Methods that may answer `input_required` (`basic/patterns/mrtr.mdx` §Supported Requests).
 const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
-pub(crate) fn dispatch(call: Call<'_>) -> Result<Dispatch, Rejection> {
+pub(crate) fn dispatch(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
+    if call.method != "tools/call" {
+        // Every other method reads its params as one map.
+        let ToolParts { name, arguments } = std::mem::take(&mut call.tool_parts);
+        if let Some(name) = name {
+            call.params.insert("name".to_owned(), name);
+        }
+        if let Some(arguments) = arguments {
+            call.params.insert("arguments".to_owned(), arguments);
+        }
+    }
+    let call = call;
     let inner = call.inner;
     let gated = |cap: &str| -> Result<(), Rejection> {
         if inner.advertises(cap) {
@@ -261,12 +282,18 @@ async fn check_single_use(inner: &Inner, input: &Input) -> Result<(), ErrorObjec
 }
 
 fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
-    if let Err(e) = string_param(&call.params, "name") {
-        return Ok(Dispatch::Ready(Err(e)));
-    }
-    // Taken out of the params (checked to be a string above): no copy.
-    let Some(Value::String(name)) = call.params.remove("name") else {
-        return Ok(Dispatch::Ready(Err(ErrorObject::internal("params.name"))));
+    let name = match call.tool_parts.name.take() {
+        Some(Value::String(name)) => name,
+        Some(_) => {
+            return Ok(Dispatch::Ready(Err(ErrorObject::invalid_params(
+                "\"params.name\" must be a string",
+            ))));
+        }
+        None => {
+            return Ok(Dispatch::Ready(Err(ErrorObject::invalid_params(
+                "\"params.name\" is required",
+            ))));
+        }
     };
     let catalog = call.inner.catalog();
     let Some(tool) = catalog.tool(&name).cloned() else {
@@ -274,7 +301,7 @@ fn call_tool(mut call: Call<'_>) -> Result<Dispatch, Rejection> {
             "Unknown tool: {name}"
         )))));
     };
-    let arguments = match call.params.remove("arguments") {
+    let arguments = match call.tool_parts.arguments.take() {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(args)) => args,
         Some(_) => {

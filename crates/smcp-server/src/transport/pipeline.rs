@@ -36,8 +36,12 @@ const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 pub(crate) struct Checked<'a> {
     pub(crate) id: RequestId,
     pub(crate) method: Cow<'static, str>,
-    /// `params` without `_meta`.
+    /// `params` without `_meta`, `name` and `arguments`.
     pub(crate) params: Map<String, Value>,
+    /// `params.name`, taken out of `params`.
+    pub(crate) name: Option<Value>,
+    /// `params.arguments`, taken out of `params`.
+    pub(crate) arguments: Option<Value>,
     /// `params._meta`, unparsed (handlers that want it get it parsed on first use).
     pub(crate) meta: Cow<'a, RawValue>,
     pub(crate) log_level: Option<LogLevel>,
@@ -68,6 +72,8 @@ pub(crate) fn check<'a>(
         id,
         method,
         params,
+        name,
+        arguments,
         meta,
     } = request;
     let mismatch = |msg: String| Rejection::header_mismatch(Some(id.clone()), msg);
@@ -164,7 +170,12 @@ pub(crate) fn check<'a>(
             })?;
         let decoded = header::decode_header_value(raw)
             .map_err(|e| mismatch(format!("Header mismatch: Mcp-Name: {e}")))?;
-        match params.get(key) {
+        let body = if key == "name" {
+            name.as_ref()
+        } else {
+            params.get(key)
+        };
+        match body {
             Some(Value::String(body)) if *body == *decoded => {}
             Some(Value::String(body)) => {
                 return Err(mismatch(format!(
@@ -222,6 +233,8 @@ pub(crate) fn check<'a>(
         id,
         method,
         params,
+        name,
+        arguments,
         meta: meta_raw,
         log_level,
         progress_token,

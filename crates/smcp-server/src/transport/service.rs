@@ -533,8 +533,8 @@ fn handle_request(
         ));
     }
     if let Some(name) = checked
-        .params
-        .get("name")
+        .name
+        .as_ref()
         .or_else(|| checked.params.get("uri"))
         .and_then(Value::as_str)
     {
@@ -574,6 +574,10 @@ fn handle_request(
         method: &checked.method,
         body,
         params: checked.params,
+        tool_parts: dispatch::ToolParts {
+            name: checked.name,
+            arguments: checked.arguments,
+        },
         ctx,
         principal: parts
             .extensions
