@@ -9,8 +9,9 @@ use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
-use smcp_proto::jsonrpc::{Notification, RequestId};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::meta;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -289,16 +290,13 @@ impl RequestContext {
             }
             *last = Some(progress);
         }
-        let mut params = Map::with_capacity(4);
-        params.insert("progressToken".into(), token.clone());
-        params.insert("progress".into(), number(progress));
-        if let Some(total) = total {
-            params.insert("total".into(), number(total));
-        }
-        if let Some(message) = message {
-            params.insert("message".into(), Value::String(message.to_owned()));
-        }
-        self.emit("notifications/progress", params).await
+        let params = ProgressParams {
+            progress_token: token,
+            progress: WireNumber(progress),
+            total: total.map(WireNumber),
+            message,
+        };
+        self.emit("notifications/progress", &params).await
     }
 
     /// Sends `notifications/message` when the request asked for logs at or below `level`
@@ -319,40 +317,185 @@ impl RequestContext {
         if !self.inner.logging_enabled || level < min {
             return Ok(());
         }
-        let mut params = Map::with_capacity(3);
-        params.insert("level".into(), json!(level.as_str()));
-        if let Some(logger) = logger {
-            params.insert("logger".into(), json!(logger));
-        }
-        params.insert("data".into(), data);
-        self.emit("notifications/message", params).await
+        let params = LogParams {
+            level: level.as_str(),
+            logger,
+            data: &data,
+        };
+        self.emit("notifications/message", &params).await
     }
 
-    async fn emit(&self, method: &str, params: Map<String, Value>) -> Result<(), NotifyError> {
+    /// Sends a notification as one SSE event, serialized straight into its frame.
+    async fn emit<P: Serialize + Sync>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<(), NotifyError> {
         let Some(events) = &self.inner.events else {
             return Ok(());
         };
-        let note = Notification {
-            method: method.to_owned(),
-            params: Some(Value::Object(params)),
+        let frame = notification_frame(method, params).map_err(|_| NotifyError::Cancelled)?;
+        // Callers checked for cancellation; a buffer with room takes the event at once.
+        let frame = match events.try_send(Bytes::from(frame)) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(NotifyError::Cancelled),
+            Err(mpsc::error::TrySendError::Full(frame)) => frame,
         };
-        let json = serde_json::to_vec(&note).map_err(|_| NotifyError::Cancelled)?;
-        let mut frame = Vec::with_capacity(json.len() + 8);
-        smcp_proto::sse::encode_event(&json, &mut frame);
         tokio::select! {
             biased;
             () = self.inner.cancel.cancelled() => Err(NotifyError::Cancelled),
-            sent = events.send(Bytes::from(frame)) => sent.map_err(|_| NotifyError::Cancelled),
+            sent = events.send(frame) => sent.map_err(|_| NotifyError::Cancelled),
         }
     }
 }
 
-/// Integers stay integers on the wire (`50`, not `50.0`).
-fn number(v: f64) -> Value {
-    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-        #[allow(clippy::cast_possible_truncation)]
-        Value::from(v as i64)
-    } else {
-        serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+/// `notifications/progress` params, in the order the schema lists them.
+#[derive(Serialize)]
+struct ProgressParams<'a> {
+    #[serde(rename = "progressToken")]
+    progress_token: &'a Value,
+    progress: WireNumber,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<WireNumber>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
+/// `notifications/message` params, in the order the schema lists them.
+#[derive(Serialize)]
+struct LogParams<'a> {
+    level: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logger: Option<&'a str>,
+    data: &'a Value,
+}
+
+/// A JSON-RPC notification, borrowed.
+#[derive(Serialize)]
+struct NotificationRef<'a, P> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a P,
+}
+
+/// The SSE event carrying a notification: `data: {json}` and a blank line. Compact JSON has
+/// no line breaks (they are escaped inside strings), so the event is one `data:` line.
+fn notification_frame<P: Serialize>(
+    method: &'static str,
+    params: &P,
+) -> serde_json::Result<Vec<u8>> {
+    let mut frame = Vec::with_capacity(160);
+    frame.extend_from_slice(b"data: ");
+    serde_json::to_writer(
+        &mut frame,
+        &NotificationRef {
+            jsonrpc: smcp_proto::JSONRPC_VERSION,
+            method,
+            params,
+        },
+    )?;
+    frame.extend_from_slice(b"\n\n");
+    Ok(frame)
+}
+
+/// A progress value on the wire: integers stay integers (`50`, not `50.0`); a value that is
+/// not finite is `null`, as for a `serde_json::Number`.
+struct WireNumber(f64);
+
+impl Serialize for WireNumber {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+            #[allow(clippy::cast_possible_truncation)]
+            serializer.serialize_i64(v as i64)
+        } else if v.is_finite() {
+            serializer.serialize_f64(v)
+        } else {
+            serializer.serialize_unit()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use smcp_proto::jsonrpc::Notification;
+
+    /// The reference: the notification as a `Value`, then framed by the SSE encoder.
+    fn via_value(method: &str, params: Value) -> Vec<u8> {
+        let json = serde_json::to_vec(&Notification {
+            method: method.to_owned(),
+            params: Some(params),
+        })
+        .unwrap();
+        let mut frame = Vec::new();
+        smcp_proto::sse::encode_event(&json, &mut frame);
+        frame
+    }
+
+    #[test]
+    fn progress_frames_match_the_value_route() {
+        let cases = [
+            (json!("tok"), 1.0, None, None),
+            (json!(7), 2.5, Some(10.0), Some("half\nway \u{e9}\"q\"")),
+            (json!(-3), 1e300, Some(f64::INFINITY), None),
+            (json!("t"), f64::NAN, None, Some("")),
+            (json!("t"), 9_007_199_254_740_993.0, Some(0.0), None),
+        ];
+        for (token, progress, total, message) in cases {
+            let mut params = Map::new();
+            params.insert("progressToken".into(), token.clone());
+            let number = |v: f64| {
+                if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+                    #[allow(clippy::cast_possible_truncation)]
+                    Value::from(v as i64)
+                } else {
+                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+                }
+            };
+            params.insert("progress".into(), number(progress));
+            if let Some(total) = total {
+                params.insert("total".into(), number(total));
+            }
+            if let Some(message) = message {
+                params.insert("message".into(), Value::String(message.to_owned()));
+            }
+            let typed = ProgressParams {
+                progress_token: &token,
+                progress: WireNumber(progress),
+                total: total.map(WireNumber),
+                message,
+            };
+            assert_eq!(
+                String::from_utf8(notification_frame("notifications/progress", &typed).unwrap())
+                    .unwrap(),
+                String::from_utf8(via_value("notifications/progress", Value::Object(params)))
+                    .unwrap(),
+                "{token} {progress} {total:?} {message:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_frames_match_the_value_route() {
+        for logger in [None, Some("db\nlayer")] {
+            let data = json!({"b": [1, "two\r\n"], "a": null});
+            let mut params = Map::new();
+            params.insert("level".into(), json!("warning"));
+            if let Some(logger) = logger {
+                params.insert("logger".into(), json!(logger));
+            }
+            params.insert("data".into(), data.clone());
+            let typed = LogParams {
+                level: LogLevel::Warning.as_str(),
+                logger,
+                data: &data,
+            };
+            assert_eq!(
+                notification_frame("notifications/message", &typed).unwrap(),
+                via_value("notifications/message", Value::Object(params))
+            );
+        }
     }
 }
