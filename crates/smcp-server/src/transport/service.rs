@@ -842,6 +842,30 @@ mod tests {
     }
 
     #[test]
+    fn meta_is_a_slice_of_the_body_or_a_copy() {
+        let body = Bytes::from_static(br#"{"params":{"_meta":{"a":1},"name":"x"}}"#);
+        #[derive(serde::Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Inner<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Inner<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: &'a RawValue,
+        }
+        let parsed: P<'_> = serde_json::from_slice(&body).unwrap();
+        let sliced = meta_bytes(&body, parsed.params.meta);
+        assert_eq!(&sliced[..], br#"{"a":1}"#);
+        // A slice shares the body's storage.
+        assert!(body.as_ptr_range().contains(&sliced.as_ptr()));
+        let elsewhere = serde_json::value::to_raw_value(&json!({"a": 1})).unwrap();
+        let copied = meta_bytes(&body, &elsewhere);
+        assert_eq!(&copied[..], br#"{"a":1}"#);
+        assert!(!body.as_ptr_range().contains(&copied.as_ptr()));
+    }
+
+    #[test]
     fn recycled_headers_keep_the_response_headers() {
         let mut request_headers = http::HeaderMap::with_capacity(32);
         request_headers.insert(HOST, HeaderValue::from_static("localhost"));
