@@ -116,20 +116,11 @@ struct Method(Cow<'static, str>);
 
 impl<'de> Deserialize<'de> for Method {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct MethodVisitor;
-        impl Visitor<'_> for MethodVisitor {
-            type Value = Method;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a method name")
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<Method, E> {
-                Ok(Method(
-                    crate::messages::method::client_request(name)
-                        .map_or_else(|| Cow::Owned(name.to_owned()), Cow::Borrowed),
-                ))
-            }
-        }
-        deserializer.deserialize_str(MethodVisitor)
+        let Key(name) = Key::deserialize(deserializer)?;
+        Ok(Method(
+            crate::messages::method::client_request(&name)
+                .map_or_else(|| Cow::Owned(name.into_owned()), Cow::Borrowed),
+        ))
     }
 }
 
