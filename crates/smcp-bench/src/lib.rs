@@ -14,7 +14,15 @@
 //! | `src/bin/bench-baseline.rs` | the physical-limit baseline server |
 //! | `src/bin/smcp-load.rs` | the load generator |
 //! | `src/bin/bench-driver.rs` | starts the servers, runs interleaved rounds, prints the table |
+//! | `src/bin/bench-listen.rs` | N idle `subscriptions/listen` streams, one change: memory per stream, fan-out time (`scripts/bench listen`) |
+//! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
 //! | `scripts/bench` (workspace root) | builds the binaries and runs `bench-driver` |
+//!
+//! Dependencies: the library, `bench-baseline`, `smcp-load` and `bench-driver` need only
+//! hyper, tokio and serde — the baseline is the physical-limit reference and shares no code
+//! with smcpd. `smcp-server` and `smcp-proto` are dependencies of this package only for
+//! `files-baseline`, which deliberately uses smcpd's TLS stack, accept loop and sha-256
+//! digest so that its transfer figures differ from smcpd's by the protocol alone.
 //!
 //! # Running it
 //!

@@ -1,4 +1,4 @@
-//! `smcp-bench-listen`: opens N idle `subscriptions/listen` streams against one running
+//! `bench-listen`: opens N idle `subscriptions/listen` streams against one running
 //! server, measures the server's memory per stream and its CPU while idle (keep-alives only),
 //! then triggers one change (a `tools/call` of a tool that changes the tool list) and measures
 //! how long each stream took to receive `notifications/tools/list_changed`.
@@ -44,7 +44,7 @@ struct Args {
 fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "smcp-bench-listen", "version": "1"},
+        "io.modelcontextprotocol/clientInfo": {"name": "bench-listen", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}
     })
 }
