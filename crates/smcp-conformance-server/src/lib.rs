@@ -4,7 +4,9 @@
 //! Names and payloads are fixed by the suite; see `conformance/README.md` and the suite's
 //! scenario descriptions. This is a test fixture, not a demo: `smcpd` serves the demo tools.
 
-pub mod files;
+/// The SEP-2631 `files_*` fixtures; they live in `smcpd`, which serves them too
+/// (`smcpd --sep2631-fixtures`).
+pub use smcpd::sep2631_fixtures as files;
 
 use std::time::Duration;
 

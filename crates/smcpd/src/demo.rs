@@ -269,7 +269,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     if let Some(files) = files {
         builder = crate::files_demo::with_tools(builder.files(files.clone()), &files);
         if sep2631_fixtures {
-            builder = smcp_conformance_server::files::with_files(builder);
+            builder = crate::sep2631_fixtures::with_files(builder);
         }
     }
     match mrtr {

@@ -5,6 +5,7 @@
 pub mod demo;
 pub mod files_demo;
 pub mod mrtr_demo;
+pub mod sep2631_fixtures;
 
 pub use demo::{DemoConfig, demo_server, demo_server_with, run_clock};
 

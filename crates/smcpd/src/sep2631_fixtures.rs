@@ -1,4 +1,5 @@
-//! SEP-2631 fixtures for the file-transfer conformance suite (`files_*` tools).
+//! SEP-2631 fixtures for the file-transfer conformance suite (`files_*` tools), served by
+//! `smcpd --sep2631-fixtures` and by the conformance fixture server (`smcp-conformance`).
 //!
 //! The contract: the four input tools return `structuredContent`
 //! `{"size", "mimeType", "digest": {"algorithm": "sha-256", "value"}}` (for `files_many`:

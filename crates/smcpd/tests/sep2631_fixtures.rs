@@ -40,7 +40,10 @@ async fn start(tag: &str, skip_digest: bool) -> Result<Fixture> {
     files
         .set_base_url(&format!("https://{addr}"))
         .map_err(anyhow::Error::msg)?;
-    let server = smcp_conformance_server::server_with_files(Some(files))?;
+    let server = smcpd::sep2631_fixtures::with_files(
+        smcp_server::Server::builder("sep2631-fixtures", "0").files(files),
+    )
+    .build()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(smcp_server::serve(
         listener,
