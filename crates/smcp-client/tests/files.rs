@@ -47,7 +47,7 @@ async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Resul
     files
         .set_base_url(&format!("{scheme}://{addr}"))
         .map_err(anyhow::Error::msg)?;
-    let server = smcp_conformance_server::server_with_files(Some(files))?;
+    let server = smcp_conformance::server::server_with_files(Some(files))?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
     let app = server

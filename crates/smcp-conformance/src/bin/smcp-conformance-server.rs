@@ -106,7 +106,7 @@ async fn main() -> anyhow::Result<()> {
         files.spawn_gc(std::time::Duration::from_secs(300));
         Some(files)
     };
-    let server = smcp_conformance_server::server_with_files(file_service)?;
+    let server = smcp_conformance::server::server_with_files(file_service)?;
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {scheme}://{addr}/mcp");
