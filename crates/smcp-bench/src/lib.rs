@@ -31,7 +31,10 @@
 //! scripts/bench --quick              # smoke: one ~1 s round at c = 1, 16 (run by scripts/test)
 //! scripts/bench --against baseline   # baseline vs a second baseline: validates the harness
 //! scripts/bench --rounds 5 --duration 10 --concurrency 16,64 --cases echo
+//! scripts/bench --ab main            # A/B: smcpd of `main` (A) vs the working tree (B), one run
+//! scripts/bench listen --ab main 2000  # the listen fan-out bench against both, with B/A ratios
 //!
+//! bench-driver --smcpd A/smcpd --smcpd-b B/smcpd --label-a old --label-b new
 //! bench-baseline --listen 127.0.0.1:0          # prints `listening on http://ADDR/mcp`
 //! smcp-load --url http://127.0.0.1:PORT/mcp -c 16 --duration 5 --warmup 1 --tool echo
 //! smcp-load --url … --tool progress_echo       # sends a progressToken, expects 10 notifications
@@ -56,6 +59,12 @@
 //! takes the median of the rounds. Server CPU per request is the server's `utime + stime`
 //! delta over a round divided by the requests completed in that round (warm-up included on
 //! both sides).
+//!
+//! A/B: with `--smcpd-b`, every round runs baseline, A, B, so both builds see the same machine
+//! conditions; each is reported against the baseline, and a B/A table compares them directly
+//! (req/s and p99 ratios, server CPU µs per request of A and B and their ratio; `ab` in the
+//! JSON). `scripts/bench --ab REV` builds REV's smcpd in a temporary git worktree
+//! (`scripts/bench-build-rev`) as A and the working tree's as B.
 //!
 //! # The baseline
 //!

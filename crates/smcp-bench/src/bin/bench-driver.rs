@@ -7,6 +7,12 @@
 //! medians, the candidate/baseline ratios and the targets. Writes the whole thing as JSON to
 //! `--out`. Exits non-zero only when figures could not be produced (a server did not start or
 //! died, a run had errors); never because of a ratio.
+//!
+//! A/B: `--smcpd-b PATH` adds a second smcpd. Every round then runs baseline, A (`--smcpd`),
+//! B; each is reported against the baseline as above, plus a B/A table (req/s and p99 ratios,
+//! server CPU µs per request of A and B and their ratio), also under `ab` in the JSON.
+//! `--label-a` / `--label-b` name them (default `A` / `B`). `scripts/bench --ab REV` builds
+//! REV's smcpd as A and the working tree's as B.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -51,9 +57,18 @@ struct Args {
     /// Which server to compare with the baseline.
     #[arg(long, value_enum, default_value = "smcpd")]
     against: Against,
-    /// Path to smcpd (default: next to this binary).
+    /// Path to smcpd (default: next to this binary); candidate A when --smcpd-b is given.
     #[arg(long)]
     smcpd: Option<PathBuf>,
+    /// A second smcpd (candidate B): rounds run baseline, A, B, and a B/A table is added.
+    #[arg(long)]
+    smcpd_b: Option<PathBuf>,
+    /// Label of candidate A (default: `A` with --smcpd-b, otherwise the candidate's name).
+    #[arg(long)]
+    label_a: Option<String>,
+    /// Label of candidate B.
+    #[arg(long, default_value = "B")]
+    label_b: String,
     /// Path to bench-baseline (default: next to this binary).
     #[arg(long)]
     baseline: Option<PathBuf>,
@@ -117,7 +132,7 @@ enum Against {
 /// A running server, killed on drop.
 #[derive(Debug)]
 struct Server {
-    name: &'static str,
+    name: String,
     url: String,
     child: Child,
 }
@@ -186,11 +201,41 @@ fn run() -> anyhow::Result<()> {
         .unwrap_or_else(|| dir.join("bench-baseline"));
     let load_bin = args.load.clone().unwrap_or_else(|| dir.join("smcp-load"));
     let smcpd_bin = args.smcpd.clone().unwrap_or_else(|| dir.join("smcpd"));
-    let (cand_name, cand_bin) = match args.against {
-        Against::Smcpd => ("smcpd", smcpd_bin),
-        Against::Baseline => ("baseline-b", baseline_bin.clone()),
+    let mut candidates: Vec<(String, PathBuf)> = match (args.against, &args.smcpd_b) {
+        (Against::Smcpd, None) => vec![(
+            args.label_a.clone().unwrap_or_else(|| "smcpd".to_owned()),
+            smcpd_bin,
+        )],
+        (Against::Smcpd, Some(b)) => vec![
+            (
+                args.label_a.clone().unwrap_or_else(|| "A".to_owned()),
+                smcpd_bin,
+            ),
+            (args.label_b.clone(), b.clone()),
+        ],
+        (Against::Baseline, None) => vec![(
+            args.label_a
+                .clone()
+                .unwrap_or_else(|| "baseline-b".to_owned()),
+            baseline_bin.clone(),
+        )],
+        (Against::Baseline, Some(_)) => {
+            bail!("--smcpd-b compares two smcpd builds: it needs --against smcpd")
+        }
     };
-    for bin in [&baseline_bin, &load_bin, &cand_bin] {
+    for (name, _) in &mut candidates {
+        *name = name.trim().to_owned();
+    }
+    let names: Vec<&str> = candidates.iter().map(|(n, _)| n.as_str()).collect();
+    for (i, name) in names.iter().enumerate() {
+        if name.is_empty() || *name == "baseline" || names[..i].contains(name) {
+            bail!("candidate labels must be non-empty, distinct and not `baseline`: {names:?}");
+        }
+    }
+    for bin in [&baseline_bin, &load_bin]
+        .into_iter()
+        .chain(candidates.iter().map(|(_, b)| b))
+    {
         if !bin.is_file() {
             bail!("{} not found (build it first)", bin.display());
         }
@@ -205,46 +250,57 @@ fn run() -> anyhow::Result<()> {
     let log_dir = args.out.parent().map(Path::to_path_buf).unwrap_or_default();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
 
-    let baseline = start_server("baseline", &baseline_bin, server_pin, &log_dir)?;
-    let candidate = start_server(cand_name, &cand_bin, server_pin, &log_dir)?;
+    let mut servers = vec![start_server(
+        "baseline",
+        &baseline_bin,
+        server_pin,
+        &log_dir,
+    )?];
+    for (name, bin) in &candidates {
+        servers.push(start_server(name, bin, server_pin, &log_dir)?);
+    }
     eprintln!(
-        "bench-driver: {} at {}, {} at {}; pinned: {pin}; {} round(s) × {} s (+{} s warm-up)",
-        baseline.name,
-        baseline.url,
-        candidate.name,
-        candidate.url,
+        "bench-driver: {}; pinned: {pin}; {} round(s) × {} s (+{} s warm-up)",
+        servers
+            .iter()
+            .map(|s| format!("{} at {}", s.name, s.url))
+            .collect::<Vec<_>>()
+            .join(", "),
         args.rounds,
         args.duration,
         args.warmup
     );
 
-    // Same request to both servers: do they write the same bytes?
-    let mut bytes_match = serde_json::Map::new();
-    for &case in &args.cases {
-        let a = dump(&load_bin, &baseline.url, case)?;
-        let b = dump(&load_bin, &candidate.url, case)?;
-        let diff = first_difference(&a, &b);
-        if let Some(d) = &diff {
-            eprintln!(
-                "bench-driver: {} bodies differ ({} vs {}): {d}",
-                case.name(),
-                baseline.name,
-                candidate.name
+    // Same request to the baseline and each candidate: do they write the same bytes?
+    let mut bytes_match = Vec::new();
+    for candidate in &servers[1..] {
+        let mut per_case = serde_json::Map::new();
+        for &case in &args.cases {
+            let a = dump(&load_bin, &servers[0].url, case)?;
+            let b = dump(&load_bin, &candidate.url, case)?;
+            let diff = first_difference(&a, &b);
+            if let Some(d) = &diff {
+                eprintln!(
+                    "bench-driver: {} bodies differ ({} vs {}): {d}",
+                    case.name(),
+                    servers[0].name,
+                    candidate.name
+                );
+            }
+            per_case.insert(
+                case.name().to_owned(),
+                json!({"match": diff.is_none(), "first_difference": diff,
+                       "baseline_len": a.len(), "candidate_len": b.len()}),
             );
         }
-        bytes_match.insert(
-            case.name().to_owned(),
-            json!({"match": diff.is_none(), "first_difference": diff,
-                   "baseline_len": a.len(), "candidate_len": b.len()}),
-        );
+        bytes_match.push(per_case);
     }
 
-    let servers = [&baseline, &candidate];
-    let mut results = Vec::new(); // (case, conc, server index, rounds)
+    let mut results = Vec::new(); // (case, conc, rounds per server)
     let mut failures = Vec::new();
     for &case in &args.cases {
         for &conc in &args.concurrency {
-            let mut rounds: [Vec<Round>; 2] = [Vec::new(), Vec::new()];
+            let mut rounds: Vec<Vec<Round>> = servers.iter().map(|_| Vec::new()).collect();
             for r in 0..args.rounds {
                 for (i, server) in servers.iter().enumerate() {
                     eprintln!(
@@ -271,10 +327,10 @@ fn run() -> anyhow::Result<()> {
             results.push((case, conc, rounds));
         }
     }
-    drop(candidate);
-    drop(baseline);
+    drop(servers);
 
-    let report = summarise(&args, cand_name, pin, bytes_match, &results, &failures);
+    let names: Vec<&str> = candidates.iter().map(|(n, _)| n.as_str()).collect();
+    let report = summarise(&args, &names, pin, bytes_match, &results, &failures);
     print_table(&report);
     std::fs::write(&args.out, serde_json::to_vec_pretty(&report)?)
         .with_context(|| format!("writing {}", args.out.display()))?;
@@ -319,13 +375,23 @@ fn free_port() -> anyhow::Result<u16> {
 /// Starts a server with `--listen 127.0.0.1:PORT` and waits for its
 /// `listening on http://…/mcp` line. Its stderr goes to `<log_dir>/<name>.log`.
 fn start_server(
-    name: &'static str,
+    name: &str,
     bin: &Path,
     cpu: Option<usize>,
     log_dir: &Path,
 ) -> anyhow::Result<Server> {
     let port = free_port()?;
-    let log_path = log_dir.join(format!("{name}.log"));
+    let file_name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let log_path = log_dir.join(format!("{file_name}.log"));
     let log = std::fs::File::create(&log_path)?;
     let mut child = command(bin, cpu)
         .arg("--listen")
@@ -349,7 +415,7 @@ fn start_server(
         }
     });
     let mut server = Server {
-        name,
+        name: name.to_owned(),
         url: String::new(),
         child,
     };
@@ -502,17 +568,20 @@ fn med(rounds: &[Round], f: impl Fn(&Round) -> Option<f64>) -> Option<f64> {
 
 fn summarise(
     args: &Args,
-    cand_name: &str,
+    candidates: &[&str],
     pinned: bool,
-    bytes_match: serde_json::Map<String, Value>,
-    results: &[(Case, usize, [Vec<Round>; 2])],
+    bytes_match: Vec<serde_json::Map<String, Value>>,
+    results: &[(Case, usize, Vec<Vec<Round>>)],
     failures: &[String],
 ) -> Value {
-    let names = ["baseline", cand_name];
+    let names: Vec<&str> = std::iter::once("baseline")
+        .chain(candidates.iter().copied())
+        .collect();
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
+    let mut ab = Vec::new();
     for (case, conc, rounds) in results {
-        let mut medians = [None, None];
+        let mut medians = Vec::new();
         for (i, rs) in rounds.iter().enumerate() {
             let m = json!({
                 "rps": med(rs, |r| Some(r.report.rps)),
@@ -532,28 +601,47 @@ fn summarise(
                     "other_cores": r.other_cores,
                 })).collect::<Vec<_>>(),
             }));
-            medians[i] = Some(m);
+            medians.push(m);
         }
-        let ratio = |key: &str| -> Option<f64> {
-            let b = medians[0].as_ref()?.get(key)?.as_f64()?;
-            let c = medians[1].as_ref()?.get(key)?.as_f64()?;
+        // medians[j] / medians[i] for one key.
+        let ratio = |i: usize, j: usize, key: &str| -> Option<f64> {
+            let b = medians.get(i)?.get(key)?.as_f64()?;
+            let c = medians.get(j)?.get(key)?.as_f64()?;
             (b > 0.0).then_some(c / b)
         };
-        ratios.push(json!({
-            "case": case.name(), "concurrency": conc,
-            "rps": ratio("rps"), "p99": ratio("p99_us"), "cpu_us_per_req": ratio("cpu_us_per_req"),
-        }));
+        for (j, name) in names.iter().enumerate().skip(1) {
+            ratios.push(json!({
+                "case": case.name(), "concurrency": conc, "server": name,
+                "rps": ratio(0, j, "rps"), "p99": ratio(0, j, "p99_us"),
+                "cpu_us_per_req": ratio(0, j, "cpu_us_per_req"),
+            }));
+        }
+        if names.len() == 3 {
+            let value =
+                |i: usize, key: &str| medians.get(i).map_or(Value::Null, |m| m[key].clone());
+            ab.push(json!({
+                "case": case.name(), "concurrency": conc,
+                "rps_a": value(1, "rps"), "rps_b": value(2, "rps"), "rps": ratio(1, 2, "rps"),
+                "p99_us_a": value(1, "p99_us"), "p99_us_b": value(2, "p99_us"),
+                "p99": ratio(1, 2, "p99_us"),
+                "cpu_us_per_req_a": value(1, "cpu_us_per_req"),
+                "cpu_us_per_req_b": value(2, "cpu_us_per_req"),
+                "cpu_us_per_req": ratio(1, 2, "cpu_us_per_req"),
+            }));
+        }
     }
-    let targets: Vec<Value> = TARGETS
-        .iter()
-        .map(|&(case, conc, metric, bound)| {
+    let mut targets = Vec::new();
+    for &server in candidates {
+        for &(case, conc, metric, bound) in TARGETS {
             let (key, what) = match metric {
                 Metric::RpsAtLeast => ("rps", format!("req/s ratio ≥ {bound:.2}")),
                 Metric::P99AtMost => ("p99", format!("p99 ratio ≤ {bound:.2}")),
             };
             let value = ratios
                 .iter()
-                .find(|r| r["case"] == case.name() && r["concurrency"] == conc)
+                .find(|r| {
+                    r["case"] == case.name() && r["concurrency"] == conc && r["server"] == server
+                })
                 .and_then(|r| r[key].as_f64());
             let verdict = match (value, metric) {
                 (None, _) => "not measured",
@@ -561,22 +649,36 @@ fn summarise(
                 (Some(v), Metric::P99AtMost) if v <= bound => "PASS",
                 (Some(_), _) => "MISS",
             };
-            json!({"case": case.name(), "concurrency": conc, "target": what,
-                   "value": value, "verdict": verdict})
-        })
-        .collect();
+            targets.push(
+                json!({"case": case.name(), "concurrency": conc, "server": server,
+                                "target": what, "value": value, "verdict": verdict}),
+            );
+        }
+    }
+    let mut bytes_match = bytes_match.into_iter().map(Value::Object);
+    let ab = match candidates {
+        [a, b] => json!({
+            "a": a, "b": b,
+            "note": "ratios are B/A: req/s > 1 and p99, CPU µs/req < 1 mean B is better",
+            "rows": ab,
+        }),
+        _ => Value::Null,
+    };
     json!({
-        "candidate": cand_name,
+        "candidate": candidates.first(),
+        "candidates": candidates,
         "settings": {
             "quick": args.quick, "rounds": args.rounds, "duration_s": args.duration,
             "warmup_s": args.warmup, "concurrency": args.concurrency,
             "retry_noisy": args.retry_noisy, "max_other_cores": args.max_other,
             "pinned": pinned, "server_cpu": args.server_cpu, "load_cpu": args.load_cpu,
         },
-        "bytes_match": Value::Object(bytes_match),
+        "bytes_match": bytes_match.next(),
+        "bytes_match_b": bytes_match.next(),
         "results": rows,
         "ratios": ratios,
         "targets": targets,
+        "ab": ab,
         "failures": failures,
         "valid": failures.is_empty(),
     })
@@ -591,8 +693,15 @@ fn print_table(report: &Value) {
     let empty = Vec::new();
     let rows = report["results"].as_array().unwrap_or(&empty);
     let ratios = report["ratios"].as_array().unwrap_or(&empty);
+    let candidates: Vec<&str> = report["candidates"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let w = candidates.iter().map(|c| c.len()).fold(11, usize::max);
     println!(
-        "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>8} {:>8}",
+        "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>8} {:>8}",
         "case",
         "conc",
         "server",
@@ -615,16 +724,18 @@ fn print_table(report: &Value) {
         let (rr, pr) = if row["server"] == "baseline" {
             (String::new(), String::new())
         } else {
-            let r = ratios
-                .iter()
-                .find(|r| r["case"] == row["case"] && r["concurrency"] == row["concurrency"]);
+            let r = ratios.iter().find(|r| {
+                r["case"] == row["case"]
+                    && r["concurrency"] == row["concurrency"]
+                    && r["server"] == row["server"]
+            });
             r.map_or_else(Default::default, |r| (fmt(&r["rps"], 2), fmt(&r["p99"], 2)))
         };
         let util = m["load_cpu_util"].as_f64().unwrap_or(0.0);
         load_bound |= util >= 0.9;
         noisy |= m["other_cores_max"].as_f64().unwrap_or(0.0) >= max_other;
         println!(
-            "{:<9} {:>5} {:<11} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>8} {:>8}",
+            "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>8} {:>8}",
             row["case"].as_str().unwrap_or("?"),
             row["concurrency"].as_u64().unwrap_or(0),
             row["server"].as_str().unwrap_or("?"),
@@ -642,7 +753,7 @@ fn print_table(report: &Value) {
         "(medians of {} round(s); ratios are {}/baseline; `load` = CPU share of the load generator's \
          core; `other` = cores used by anything else on the machine during the round)",
         report["settings"]["rounds"],
-        report["candidate"].as_str().unwrap_or("?")
+        candidates.join("/baseline and ")
     );
     if load_bound {
         println!(
@@ -656,10 +767,18 @@ fn print_table(report: &Value) {
              `other_cores_max` in the JSON): those figures are disturbed; rerun on a quiet machine."
         );
     }
-    if let Some(bm) = report["bytes_match"].as_object() {
+    for (key, candidate) in ["bytes_match", "bytes_match_b"].iter().zip(&candidates) {
+        let Some(bm) = report[key].as_object() else {
+            continue;
+        };
+        let who = if candidates.len() > 1 {
+            format!(" ({candidate})")
+        } else {
+            String::new()
+        };
         for (case, v) in bm {
             println!(
-                "bytes {case}: {}",
+                "bytes {case}{who}: {}",
                 if v["match"] == true {
                     "identical".to_owned()
                 } else {
@@ -670,8 +789,13 @@ fn print_table(report: &Value) {
     }
     println!("targets (informational):");
     for t in report["targets"].as_array().unwrap_or(&empty) {
+        let who = if candidates.len() > 1 {
+            format!("{:<w$} ", t["server"].as_str().unwrap_or("?"))
+        } else {
+            String::new()
+        };
         println!(
-            "  {:<9} c={:<3} {:<22} {:>6}  {}",
+            "  {who}{:<9} c={:<3} {:<22} {:>6}  {}",
             t["case"].as_str().unwrap_or("?"),
             t["concurrency"].as_u64().unwrap_or(0),
             t["target"].as_str().unwrap_or("?"),
@@ -679,4 +803,48 @@ fn print_table(report: &Value) {
             t["verdict"].as_str().unwrap_or("?")
         );
     }
+    print_ab(&report["ab"]);
+}
+
+/// The B/A table of an A/B run (nothing without `--smcpd-b`).
+fn print_ab(ab: &Value) {
+    let Some(rows) = ab["rows"].as_array() else {
+        return;
+    };
+    let (a, b) = (
+        ab["a"].as_str().unwrap_or("A"),
+        ab["b"].as_str().unwrap_or("B"),
+    );
+    println!("B/A: B = {b}, A = {a} (req/s ratio > 1, p99 and CPU ratios < 1: B is better)");
+    println!(
+        "{:<9} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}",
+        "case",
+        "conc",
+        "A req/s",
+        "B req/s",
+        "×req/s",
+        "A p99 µs",
+        "B p99 µs",
+        "×p99",
+        "A CPU µs",
+        "B CPU µs",
+        "×CPU"
+    );
+    for r in rows {
+        println!(
+            "{:<9} {:>5} {:>10} {:>10} {:>7} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7}",
+            r["case"].as_str().unwrap_or("?"),
+            r["concurrency"].as_u64().unwrap_or(0),
+            fmt(&r["rps_a"], 0),
+            fmt(&r["rps_b"], 0),
+            fmt(&r["rps"], 3),
+            fmt(&r["p99_us_a"], 1),
+            fmt(&r["p99_us_b"], 1),
+            fmt(&r["p99"], 3),
+            fmt(&r["cpu_us_per_req_a"], 2),
+            fmt(&r["cpu_us_per_req_b"], 2),
+            fmt(&r["cpu_us_per_req"], 3)
+        );
+    }
+    println!("(CPU µs = server CPU µs per request, median of the rounds)");
 }
