@@ -100,9 +100,9 @@ pub struct CallMeta<'a> {
 /// The `_meta` smcpd puts on every result: its serverInfo. smcpd's name and title are fixed
 /// in `crates/smcpd/src/demo.rs`; its version is the workspace version, which this crate shares.
 pub const SERVER_INFO_META: &str = concat!(
-    "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\",\"version\":\"",
+    "{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"smcpd\",\"title\":\"smcp reference server\",\"version\":\"",
     env!("CARGO_PKG_VERSION"),
-    "\",\"title\":\"smcp reference server\"}}"
+    "\"}}"
 );
 
 /// Appends the JSON-RPC result of an echo call to `out`, byte for byte as smcpd writes it
@@ -229,7 +229,7 @@ mod tests {
         write_echo_result(&mut out, req.id, text);
         assert_eq!(
             std::str::from_utf8(&out).unwrap(),
-            r#"{"jsonrpc":"2.0","id":42,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"smcpd","version":"0.1.0","title":"smcp reference server"}}}}"#
+            r#"{"jsonrpc":"2.0","id":42,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"smcpd","title":"smcp reference server","version":"0.1.0"}}}}"#
         );
     }
 

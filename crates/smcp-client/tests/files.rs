@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 use serde_json::{Value, json};
 use smcp_client::{Client, FileError, FileTransfer};
-use smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore, UploadStyle};
+use smcp_files::{Files, FilesConfig, LocalFileStore, UploadStyle};
 use smcp_proto::ext::files::FileDigest;
 use smcp_server::ServeOptions;
-use smcp_server::transport::tls;
+use smcp_server::http::tls;
 
 struct Fixture {
     url: String,
@@ -36,22 +36,21 @@ async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Resul
     let scheme = if tls_on { "https" } else { "http" };
     let files = Files::new(
         Arc::new(LocalFileStore::open(dir.join("store"))?),
-        KeyRing::generate(),
+        smcp_server::KeyRing::ephemeral()?,
         FilesConfig {
             allow_insecure_loopback: !tls_on,
             upload_style,
             ..FilesConfig::default()
         },
-    )
-    .map_err(anyhow::Error::msg)?;
-    files
-        .set_base_url(&format!("{scheme}://{addr}"))
-        .map_err(anyhow::Error::msg)?;
+    )?;
+    files.set_base_url(&format!("{scheme}://{addr}"))?;
+    let data_plane = files.router();
     let server = smcp_conformance::server::server_with_files(Some(files))?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
     let app = server
         .router("/mcp")
+        .merge(data_plane)
         .layer(tower::util::MapRequestLayer::new(
             move |req: http::Request<axum::body::Body>| {
                 if req.uri().path().starts_with("/files/") {

@@ -17,8 +17,8 @@ use smcp_proto::content::{BlobResourceContents, ContentBlock, TextResourceConten
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
 use smcp_proto::server::tools::CallToolResult;
 use smcp_server::{
-    BuildError, Change, Completion, HandlerError, LogLevel, Server, ServerBuilder, mrtr, prompt,
-    resource, resource_template, tool,
+    BuildError, Change, Completion, HandlerError, LoggingLevel, Server, ServerBuilder, mrtr,
+    prompt, resource, resource_template, tool,
 };
 
 /// A 1×1 PNG, as the suite's reference server uses.
@@ -167,7 +167,7 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                 .handler(|call| async move {
                     call.ctx
                         .log(
-                            LogLevel::Info,
+                            LoggingLevel::Info,
                             Some("conformance"),
                             json!("test_logging_tool ran"),
                         )
@@ -534,12 +534,12 @@ pub fn server() -> Result<Server, BuildError> {
 
 /// The fixture server; with a file service it also advertises `files` and serves the
 /// SEP-2631 `files_*` fixtures (see [`files`]).
-pub fn server_with_files(file_service: Option<smcp_server::Files>) -> Result<Server, BuildError> {
+pub fn server_with_files(file_service: Option<smcp_files::Files>) -> Result<Server, BuildError> {
     let mut builder = Server::builder("smcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         .logging(true);
     if let Some(f) = file_service {
-        builder = files::with_files(builder.files(f));
+        builder = files::with_files(builder.extension(smcp_files::FilesExtension::new(f)));
     }
     with_mrtr(with_triggers(with_prompts(with_resources(with_tools(
         builder,

@@ -21,9 +21,8 @@ use smcp_proto::ext::files::{DigestBuilder, FileErrorReason};
 
 use crate::error::FileError;
 use crate::meta::FileMeta;
-use crate::now_secs;
 use crate::service::Files;
-use crate::token::{Claims, Direction, TokenError};
+use crate::token::{self, Claims, Direction, TokenError};
 
 impl Files {
     /// The data-plane routes, mounted at the configured prefix.
@@ -76,11 +75,7 @@ async fn upload_raw(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let claims = match files
-        .inner
-        .keys
-        .verify(&token, Direction::Upload, now_secs())
-    {
+    let claims = match token::verify(&files.inner.keys, &token, Direction::Upload, files.now()) {
         Ok(c) => c,
         Err(e) => return token_refusal(e),
     };
@@ -139,11 +134,7 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
                         "unreadable token field",
                     );
                 };
-                match files
-                    .inner
-                    .keys
-                    .verify(&text, Direction::Upload, now_secs())
-                {
+                match token::verify(&files.inner.keys, &text, Direction::Upload, files.now()) {
                     Ok(c) => claims = Some(c),
                     Err(e) => return token_refusal(e),
                 }
@@ -250,7 +241,7 @@ where
             "uploaded bytes do not match the authorized digest",
         ));
     }
-    let now = now_secs();
+    let now = files.now();
     let meta = FileMeta {
         id: claims.fid.clone(),
         name: claims.name.clone(),
@@ -292,16 +283,12 @@ fn too_large(limit: u64, actual: u64) -> FileError {
 }
 
 async fn download(State(files): State<Files>, Path(token): Path<String>) -> Response {
-    let claims = match files
-        .inner
-        .keys
-        .verify(&token, Direction::Download, now_secs())
-    {
+    let claims = match token::verify(&files.inner.keys, &token, Direction::Download, files.now()) {
         Ok(c) => c,
         Err(e) => return token_refusal(e),
     };
     let meta = match files.inner.store.meta(&claims.fid).await {
-        Ok(Some(m)) if m.usable_by(claims.sub.as_deref(), now_secs()) => m,
+        Ok(Some(m)) if m.usable_by(claims.sub.as_deref(), files.now()) => m,
         Ok(_) => return refuse_file(&FileError::unavailable()),
         Err(e) => return refuse_file(&FileError::from(e)),
     };

@@ -17,8 +17,9 @@ use crate::error::FileError;
 use crate::handle::FileHandle;
 use crate::meta::FileMeta;
 use crate::store::{FileStore, GcReport};
-use crate::token::{Claims, Direction, KeyRing};
-use crate::{now_secs, rfc3339};
+use crate::token::{self, Claims, Direction};
+use smcp_proto::time::rfc3339;
+use smcp_server::keys::{Clock, KeyRing, random_hex, system_clock};
 
 /// How upload descriptors send bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +90,7 @@ pub(crate) struct Inner {
     pub(crate) store: Arc<dyn FileStore>,
     pub(crate) keys: KeyRing,
     pub(crate) config: FilesConfig,
+    pub(crate) clock: Clock,
     base_url: RwLock<Option<String>>,
 }
 
@@ -101,8 +103,29 @@ impl std::fmt::Debug for Files {
     }
 }
 
+/// Why the data plane's public origin was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BaseUrlError {
+    /// `http://` to a host that is not loopback, or without the development opt-in.
+    #[error(
+        "plain http data plane {url:?} refused: use TLS, or enable insecure loopback \
+         development on 127.0.0.1/[::1]"
+    )]
+    Insecure {
+        /// The refused URL.
+        url: String,
+    },
+    /// Neither `https://` nor `http://`.
+    #[error("data plane URL {url:?} must be https://")]
+    NotHttps {
+        /// The refused URL.
+        url: String,
+    },
+}
+
 /// Checks a data-plane origin: `https://…`, or `http://` on loopback when allowed.
-pub fn check_base_url(url: &str, allow_insecure_loopback: bool) -> Result<(), String> {
+pub fn check_base_url(url: &str, allow_insecure_loopback: bool) -> Result<(), BaseUrlError> {
     if url.starts_with("https://") {
         return Ok(());
     }
@@ -117,21 +140,23 @@ pub fn check_base_url(url: &str, allow_insecure_loopback: bool) -> Result<(), St
         if allow_insecure_loopback && loopback {
             return Ok(());
         }
-        return Err(format!(
-            "plain http data plane {url:?} refused: use TLS, or enable insecure loopback \
-             development on 127.0.0.1/[::1]"
-        ));
+        return Err(BaseUrlError::Insecure {
+            url: url.to_owned(),
+        });
     }
-    Err(format!("data plane URL {url:?} must be https://"))
+    Err(BaseUrlError::NotHttps {
+        url: url.to_owned(),
+    })
 }
 
 impl Files {
-    /// A service over `store`, signing with `keys`.
+    /// A service over `store`, signing transfer tokens with `keys` (share the ring, and the
+    /// store, between instances so any of them serves a descriptor another issued).
     pub fn new(
         store: Arc<dyn FileStore>,
         keys: KeyRing,
         config: FilesConfig,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, BaseUrlError> {
         if let Some(url) = &config.base_url {
             check_base_url(url, config.allow_insecure_loopback)?;
         }
@@ -141,13 +166,41 @@ impl Files {
                 store,
                 keys,
                 config,
+                clock: system_clock(),
                 base_url,
             }),
         })
     }
 
+    /// The same service reading time from `clock` (for tests of expiry).
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let inner = &self.inner;
+        Self {
+            inner: Arc::new(Inner {
+                store: inner.store.clone(),
+                keys: inner.keys.clone(),
+                config: inner.config.clone(),
+                clock,
+                base_url: RwLock::new(self.base_url().ok()),
+            }),
+        }
+    }
+
+    /// Unix seconds now, from the service's clock.
+    pub fn now(&self) -> u64 {
+        smcp_server::keys::unix_millis(&self.inner.clock) / 1000
+    }
+
+    /// A fresh file id (`file_` + 32 hex digits).
+    fn new_id() -> Result<String, FileError> {
+        random_hex::<16>()
+            .map(|hex| format!("file_{hex}"))
+            .map_err(|e| FileError::new(FileErrorReason::StoreFull, e.to_string()))
+    }
+
     /// Sets the data-plane origin (e.g. after binding port 0).
-    pub fn set_base_url(&self, url: &str) -> Result<(), String> {
+    pub fn set_base_url(&self, url: &str) -> Result<(), BaseUrlError> {
         check_base_url(url, self.inner.config.allow_insecure_loopback)?;
         *self
             .inner
@@ -273,8 +326,8 @@ impl Files {
                 "name longer than 1024 bytes",
             ));
         }
-        let now = now_secs();
-        let id = format!("file_{}", crate::random_hex(16));
+        let now = self.now();
+        let id = Self::new_id()?;
         let claims = Claims {
             dir: Direction::Upload,
             fid: id.clone(),
@@ -287,8 +340,8 @@ impl Files {
             name: params.name.clone(),
             ret: Some(now + cfg.upload_ttl + cfg.retention),
         };
-        let token = self.inner.keys.sign(&claims);
-        let expires_at = Some(rfc3339(claims.exp));
+        let token = token::sign(&self.inner.keys, &claims);
+        let expires_at = Some(rfc3339(i64::try_from(claims.exp).unwrap_or(i64::MAX)));
         let upload = match cfg.upload_style {
             UploadStyle::Put => FileTransferDescriptor {
                 transport: TRANSPORT_HTTPS.into(),
@@ -330,7 +383,7 @@ impl Files {
         let id = self.parse_uri(uri)?;
         let meta = self.inner.store.meta(&id).await?;
         match meta {
-            Some(meta) if meta.usable_by(principal, now_secs()) => Ok(meta),
+            Some(meta) if meta.usable_by(principal, self.now()) => Ok(meta),
             _ => Err(FileError::unavailable()),
         }
     }
@@ -342,7 +395,7 @@ impl Files {
         principal: Option<&str>,
     ) -> Result<AuthorizeDownloadResult, FileError> {
         let meta = self.lookup(uri, principal).await?;
-        let exp = (now_secs() + self.inner.config.download_ttl).min(meta.expires_at);
+        let exp = (self.now() + self.inner.config.download_ttl).min(meta.expires_at);
         let claims = Claims {
             dir: Direction::Download,
             fid: meta.id.clone(),
@@ -355,7 +408,7 @@ impl Files {
             name: None,
             ret: None,
         };
-        let token = self.inner.keys.sign(&claims);
+        let token = token::sign(&self.inner.keys, &claims);
         Ok(AuthorizeDownloadResult {
             meta: None,
             result_type: Default::default(),
@@ -366,7 +419,7 @@ impl Files {
                 url: self.route(&format!("/download/{token}"))?,
                 headers: None,
                 multipart: None,
-                expires_at: Some(rfc3339(exp)),
+                expires_at: Some(rfc3339(i64::try_from(exp).unwrap_or(i64::MAX))),
             },
         })
     }
@@ -425,9 +478,9 @@ impl Files {
             staged.write(chunk).await?;
         }
         let (size, digest) = hasher.finish();
-        let now = now_secs();
+        let now = self.now();
         let meta = FileMeta {
-            id: format!("file_{}", crate::random_hex(16)),
+            id: Self::new_id()?,
             name,
             mime_type: mime_type.to_owned(),
             size,
@@ -457,7 +510,7 @@ impl Files {
         Ok(self
             .inner
             .store
-            .collect_garbage(now_secs(), self.inner.config.gc_grace)
+            .collect_garbage(self.now(), self.inner.config.gc_grace)
             .await?)
     }
 

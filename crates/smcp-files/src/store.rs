@@ -176,7 +176,7 @@ fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result
     sync_dir(&root.join("blobs"))?;
     let tmp_meta = root
         .join("tmp")
-        .join(format!("{}.json", crate::random_hex(12)));
+        .join(format!("{}.json", random_name::<12>()?));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp_meta)?;
         f.write_all(json)?;
@@ -189,6 +189,11 @@ fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result
     Ok(())
 }
 
+/// A random name for a temporary object (an error, never a weaker name, without randomness).
+fn random_name<const N: usize>() -> std::io::Result<String> {
+    smcp_server::keys::random_hex::<N>().map_err(std::io::Error::other)
+}
+
 fn mtime_secs(md: &std::fs::Metadata) -> u64 {
     md.modified()
         .ok()
@@ -199,7 +204,7 @@ fn mtime_secs(md: &std::fs::Metadata) -> u64 {
 impl FileStore for LocalFileStore {
     fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
         Box::pin(async move {
-            let path = self.root.join("tmp").join(crate::random_hex(16));
+            let path = self.root.join("tmp").join(random_name::<16>()?);
             let file = tokio::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -391,7 +396,7 @@ impl StagedFile for ObjectStaged {
 impl FileStore for ObjectStoreFileStore {
     fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
         Box::pin(async move {
-            let path = os_path("tmp", &crate::random_hex(16));
+            let path = os_path("tmp", &random_name::<16>()?);
             let writer = object_store::buffered::BufWriter::new(self.store.clone(), path.clone());
             Ok(Box::new(ObjectStaged {
                 store: self.store.clone(),

@@ -1,4 +1,6 @@
-//! Signed transfer tokens: `<kid>.<base64url(claims JSON)>.<base64url(HMAC-SHA256)>`.
+//! Signed transfer tokens: `<kid>.<base64url(claims JSON)>.<base64url(HMAC-SHA256)>`, made
+//! and checked by the server's one key ring (`smcp_server::KeyRing`) under the purpose
+//! [`PURPOSE`].
 //!
 //! Stateless: the claims carry everything the data plane needs (file id, direction,
 //! principal, expiry, and for uploads the expected size/digest and the metadata to commit),
@@ -6,13 +8,9 @@
 //! Upload tokens are single use because the file id can be committed only once
 //! ([`crate::StoreError::AlreadyExists`]); no replay cache is needed.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use smcp_proto::ext::files::FileDigest;
-
-type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+use smcp_server::keys::{KeyRing, OpenError};
 
 /// Upload or download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,89 +72,30 @@ pub enum TokenError {
     WrongDirection,
 }
 
-/// HMAC keys: the first signs, all verify (rotation: prepend the new key, keep the old one
-/// until its tokens expired).
-#[derive(Clone)]
-pub struct KeyRing {
-    keys: Vec<(String, Vec<u8>)>,
+/// The key-ring purpose of transfer tokens (see `smcp_server::keys`).
+pub const PURPOSE: &str = "files-transfer";
+
+/// Signs claims with the ring's active key.
+pub fn sign(ring: &KeyRing, claims: &Claims) -> String {
+    // Claims are plain data: serializing them cannot fail.
+    let json = serde_json::to_vec(claims).unwrap_or_default();
+    ring.sign(PURPOSE, &json)
 }
 
-impl std::fmt::Debug for KeyRing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kids: Vec<&str> = self.keys.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("KeyRing").field("kids", &kids).finish()
+/// Verifies a token's signature, direction and expiry at `now` (Unix seconds).
+pub fn verify(ring: &KeyRing, token: &str, dir: Direction, now: u64) -> Result<Claims, TokenError> {
+    let json = ring.verify(PURPOSE, token).map_err(|e| match e {
+        OpenError::Malformed => TokenError::Malformed,
+        _ => TokenError::BadSignature,
+    })?;
+    let claims: Claims = serde_json::from_slice(&json).map_err(|_| TokenError::Malformed)?;
+    if claims.dir != dir {
+        return Err(TokenError::WrongDirection);
     }
-}
-
-impl KeyRing {
-    /// A ring with one signing key.
-    pub fn new(kid: impl Into<String>, key: impl Into<Vec<u8>>) -> Self {
-        Self {
-            keys: vec![(kid.into(), key.into())],
-        }
+    if now >= claims.exp {
+        return Err(TokenError::Expired);
     }
-
-    /// A ring with a fresh random 32-byte key (single instance, or tests).
-    pub fn generate() -> Self {
-        let key = crate::random_hex(32).into_bytes();
-        Self::new(crate::random_hex(4), key)
-    }
-
-    /// Adds a verify-only key (an older key during rotation).
-    #[must_use]
-    pub fn with_verify_key(mut self, kid: impl Into<String>, key: impl Into<Vec<u8>>) -> Self {
-        self.keys.push((kid.into(), key.into()));
-        self
-    }
-
-    fn mac(key: &[u8], signed: &str) -> HmacSha256 {
-        // HMAC accepts keys of any length; new_from_slice cannot fail here.
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key)
-            .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-        mac.update(signed.as_bytes());
-        mac
-    }
-
-    /// Signs claims.
-    pub fn sign(&self, claims: &Claims) -> String {
-        let (kid, key) = &self.keys[0];
-        let json = serde_json::to_vec(claims).unwrap_or_default();
-        let signed = format!("{kid}.{}", URL_SAFE_NO_PAD.encode(json));
-        let tag = Self::mac(key, &signed).finalize().into_bytes();
-        format!("{signed}.{}", URL_SAFE_NO_PAD.encode(tag))
-    }
-
-    /// Verifies signature, direction and expiry at `now`.
-    pub fn verify(&self, token: &str, dir: Direction, now: u64) -> Result<Claims, TokenError> {
-        if token.len() > 4096 {
-            return Err(TokenError::Malformed);
-        }
-        let (signed, tag) = token.rsplit_once('.').ok_or(TokenError::Malformed)?;
-        let (kid, payload) = signed.split_once('.').ok_or(TokenError::Malformed)?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(tag)
-            .map_err(|_| TokenError::Malformed)?;
-        let key = self
-            .keys
-            .iter()
-            .find(|(k, _)| k == kid)
-            .map(|(_, key)| key)
-            .ok_or(TokenError::BadSignature)?;
-        Self::mac(key, signed)
-            .verify_slice(&tag)
-            .map_err(|_| TokenError::BadSignature)?;
-        let json = URL_SAFE_NO_PAD
-            .decode(payload)
-            .map_err(|_| TokenError::Malformed)?;
-        let claims: Claims = serde_json::from_slice(&json).map_err(|_| TokenError::Malformed)?;
-        if claims.dir != dir {
-            return Err(TokenError::WrongDirection);
-        }
-        if now >= claims.exp {
-            return Err(TokenError::Expired);
-        }
-        Ok(claims)
-    }
+    Ok(claims)
 }
 
 #[cfg(test)]
@@ -178,20 +117,26 @@ mod tests {
         }
     }
 
+    fn ring(id: &str, byte: u8) -> KeyRing {
+        KeyRing::new(smcp_server::Key::new(id, [byte; 32]).unwrap())
+    }
+
     #[test]
     fn sign_verify_expire_forge_rotate() {
-        let ring = KeyRing::new("k1", b"secret-1".to_vec());
-        let t = ring.sign(&claims(Direction::Upload));
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let ring = ring("k1", 1);
+        let t = sign(&ring, &claims(Direction::Upload));
         assert_eq!(
-            ring.verify(&t, Direction::Upload, 99),
+            verify(&ring, &t, Direction::Upload, 99),
             Ok(claims(Direction::Upload))
         );
         assert_eq!(
-            ring.verify(&t, Direction::Upload, 100),
+            verify(&ring, &t, Direction::Upload, 100),
             Err(TokenError::Expired)
         );
         assert_eq!(
-            ring.verify(&t, Direction::Download, 1),
+            verify(&ring, &t, Direction::Download, 1),
             Err(TokenError::WrongDirection)
         );
         // Forged: claims changed, tag kept.
@@ -202,22 +147,30 @@ mod tests {
         let parts: Vec<&str> = t.split('.').collect();
         let forged = format!("{}.{forged_payload}.{}", parts[0], parts[2]);
         assert_eq!(
-            ring.verify(&forged, Direction::Upload, 1),
+            verify(&ring, &forged, Direction::Upload, 1),
             Err(TokenError::BadSignature)
         );
-        // Another ring's key.
-        let other = KeyRing::new("k1", b"secret-2".to_vec());
+        // Another ring's key under the same id.
         assert_eq!(
-            other.verify(&t, Direction::Upload, 1),
+            verify(&self::ring("k1", 2), &t, Direction::Upload, 1),
             Err(TokenError::BadSignature)
         );
         // Rotation: a ring that signs with k2 still verifies k1's tokens.
-        let rotated =
-            KeyRing::new("k2", b"secret-2".to_vec()).with_verify_key("k1", b"secret-1".to_vec());
-        assert!(rotated.verify(&t, Direction::Upload, 1).is_ok());
+        let rotated = KeyRing::new(smcp_server::Key::new("k2", [2; 32]).unwrap())
+            .with_previous(smcp_server::Key::new("k1", [1; 32]).unwrap());
+        assert!(verify(&rotated, &t, Direction::Upload, 1).is_ok());
         assert_eq!(
-            ring.verify("nonsense", Direction::Upload, 1),
+            verify(&ring, "nonsense", Direction::Upload, 1),
             Err(TokenError::Malformed)
+        );
+        // A value the ring signed for another purpose is not a transfer token.
+        let foreign = ring.sign(
+            "mrtr-state",
+            &serde_json::to_vec(&claims(Direction::Upload)).unwrap(),
+        );
+        assert_eq!(
+            verify(&ring, &foreign, Direction::Upload, 1),
+            Err(TokenError::BadSignature)
         );
     }
 }

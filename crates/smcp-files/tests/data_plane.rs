@@ -10,10 +10,18 @@ use http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use smcp_files::{
-    FileStore, Files, FilesConfig, KeyRing, LocalFileStore, ObjectStoreFileStore, UploadStyle,
+    FileStore, Files, FilesConfig, LocalFileStore, ObjectStoreFileStore, UploadStyle,
 };
 use smcp_proto::ext::files::{AuthorizeUploadRequestParams, FileDigest, FileInputDescriptor};
 use tower::ServiceExt;
+
+/// A key ring whose one key is 32 copies of `byte`.
+fn ring(byte: u8) -> smcp_server::KeyRing {
+    match smcp_server::Key::new("k", [byte; 32]) {
+        Ok(key) => smcp_server::KeyRing::new(key),
+        Err(e) => panic!("a valid key id: {e}"),
+    }
+}
 
 fn config(style: UploadStyle) -> FilesConfig {
     FilesConfig {
@@ -27,12 +35,7 @@ fn config(style: UploadStyle) -> FilesConfig {
 
 fn local(dir: &std::path::Path, style: UploadStyle) -> Result<(Files, LocalFileStore)> {
     let store = LocalFileStore::open(dir)?;
-    let files = Files::new(
-        Arc::new(store.clone()),
-        KeyRing::new("k", b"key".to_vec()),
-        config(style),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let files = Files::new(Arc::new(store.clone()), ring(1), config(style))?;
     Ok((files, store))
 }
 
@@ -220,8 +223,7 @@ async fn expired_and_forged_tokens() -> Result<()> {
         download_ttl: 0,
         ..config(UploadStyle::Put)
     };
-    let files = Files::new(store.clone(), KeyRing::new("k", b"key".to_vec()), cfg)
-        .map_err(anyhow::Error::msg)?;
+    let files = Files::new(store.clone(), ring(1), cfg)?;
     let auth = files.authorize_upload(&params(None, None), None)?;
     let (status, body) = put(&files, &auth.upload.url, "x").await?;
     assert_eq!(
@@ -229,12 +231,7 @@ async fn expired_and_forged_tokens() -> Result<()> {
         (StatusCode::GONE, json!("descriptorExpired"))
     );
     // Forged: a token signed with another key.
-    let other = Files::new(
-        store,
-        KeyRing::new("k", b"other".to_vec()),
-        config(UploadStyle::Put),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let other = Files::new(store, ring(2), config(UploadStyle::Put))?;
     let forged = other.authorize_upload(&params(None, None), None)?;
     let (status, body) = put(&files, &forged.upload.url, "x").await?;
     assert_eq!(
@@ -316,8 +313,7 @@ async fn object_store_backend_commits_once_and_gcs() -> Result<()> {
     let store = Arc::new(ObjectStoreFileStore::new(Arc::new(
         object_store::memory::InMemory::new(),
     )));
-    let files = Files::new(store.clone(), KeyRing::generate(), config(UploadStyle::Put))
-        .map_err(anyhow::Error::msg)?;
+    let files = Files::new(store.clone(), ring(3), config(UploadStyle::Put))?;
     let auth = files.authorize_upload(&params(Some(5), None), None)?;
     assert_eq!(
         put(&files, &auth.upload.url, "hello").await?.0,
@@ -417,10 +413,9 @@ async fn failing_store_is_store_full_and_leaves_nothing() -> Result<()> {
     let dir = tempdir("full");
     let files = Files::new(
         Arc::new(Full(LocalFileStore::open(&dir)?)),
-        KeyRing::generate(),
+        ring(3),
         config(UploadStyle::Put),
-    )
-    .map_err(anyhow::Error::msg)?;
+    )?;
     let auth = files.authorize_upload(&params(None, None), None)?;
     let (status, body) = put(&files, &auth.upload.url, "hello").await?;
     assert_eq!(
@@ -445,7 +440,7 @@ async fn expired_file_uris_are_unavailable_and_collected() -> Result<()> {
         retention: 0,
         ..config(UploadStyle::Put)
     };
-    let files = Files::new(store.clone(), KeyRing::generate(), cfg).map_err(anyhow::Error::msg)?;
+    let files = Files::new(store.clone(), ring(3), cfg)?;
     let out = files
         .create_bytes(Some("old.txt".into()), "text/plain", "bye", None)
         .await?;
@@ -456,7 +451,7 @@ async fn expired_file_uris_are_unavailable_and_collected() -> Result<()> {
         .context("expired must not resolve")?;
     assert_eq!(err.reason.as_str(), "fileUnavailable");
     assert!(files.authorize_download(&out.uri, None).await.is_err());
-    let report = store.collect_garbage(smcp_files::now_secs() + 1, 0).await?;
+    let report = store.collect_garbage(files.now() + 1, 0).await?;
     assert_eq!((report.expired, report.blobs), (1, 1));
     assert_eq!(std::fs::read_dir(dir.join("files"))?.count(), 0);
     assert_eq!(std::fs::read_dir(dir.join("blobs"))?.count(), 0);

@@ -214,6 +214,37 @@ pub enum LoggingLevel {
     Emergency,
 }
 
+impl LoggingLevel {
+    /// The wire name (`"debug"`, …, `"emergency"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire name; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            _ => return None,
+        })
+    }
+}
+
 /// The sender or recipient of a message in a conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -346,6 +377,25 @@ pub(crate) mod num {
 }
 
 /// Reads `value[key]` as a string, for hand-written dispatch on a discriminator member.
+/// Reads a struct only from a JSON object (serde's derived structs also accept arrays).
+pub(crate) fn object_only<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: de::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct ObjectOnly<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for ObjectOnly<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    deserializer.deserialize_map(ObjectOnly(std::marker::PhantomData))
+}
+
 pub(crate) fn str_member<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }

@@ -7,14 +7,13 @@
 //!
 //! | module | spec page | what |
 //! |---|---|---|
-//! | [`jsonrpc`] | `basic/index.mdx` | JSON-RPC 2.0 envelope, request ids, error objects |
-//! | [`jsonrpc_split`] | `basic/index.mdx` §_meta | requests with `_meta` kept raw (the server's fast path) |
-//! | [`jsonrpc_typed`] | `basic/index.mdx` §Messages | typed request/notification/response views |
+//! | [`jsonrpc`] | `basic/index.mdx` §Messages | the JSON-RPC 2.0 envelope, untyped or typed; a server's typed [`jsonrpc::ClientRequest`] with `_meta` kept raw |
 //! | [`messages`] | `schema.ts` | named messages (`CallToolRequest`, …) and method names |
 //! | [`error`] | `basic/index.mdx` §Error Codes | the error codes and their `data` shapes |
-//! | [`meta`] | `basic/index.mdx` §_meta | reserved `_meta` keys |
+//! | [`meta`] | `basic/index.mdx` §_meta | reserved `_meta` keys; [`meta::MetaView`] reads a raw `_meta` |
 //! | [`header`] | `basic/transports/streamable-http.mdx` §Value Encoding | `Mcp-Name` / `Mcp-Param-*` value codec |
 //! | [`x_mcp_header`] | `basic/transports/streamable-http.mdx` §Schema Extension | `x-mcp-header` annotation rules |
+//! | [`time`] | RFC 3339 | timestamps (`expiresAt`) to and from Unix seconds |
 //! | [`sse`] | `basic/transports/streamable-http.mdx` §Receiving Messages | SSE event encoder and incremental decoder |
 //! | [`basic`] | `basic/index.mdx` | `_meta` objects, `ResultType`, `Implementation`, `Icon`, … |
 //! | [`capabilities`] | `server/discover.mdx` | `ClientCapabilities`, `ServerCapabilities` |
@@ -40,13 +39,12 @@ pub mod error;
 pub mod ext;
 pub mod header;
 pub mod jsonrpc;
-pub mod jsonrpc_split;
-pub mod jsonrpc_typed;
 pub mod messages;
 pub mod meta;
 pub mod patterns;
 pub mod server;
 pub mod sse;
+pub mod time;
 pub mod x_mcp_header;
 
 /// The protocol revision this crate implements.

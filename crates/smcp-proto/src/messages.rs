@@ -1,14 +1,13 @@
 //! The named JSON-RPC messages of `schema.ts` (`JSONRPCRequest`/`JSONRPCNotification`/
-//! `JSONRPCResultResponse` subtypes) as typed envelopes, plus their method names.
+//! `JSONRPCResultResponse` subtypes) as typed [`crate::jsonrpc`] envelopes, plus their method
+//! names. `params` is an `Option` in each: absent params are `None`.
 //!
 //! `CallToolResultResponse`, `ReadResourceResultResponse` and `GetPromptResultResponse` carry
 //! [`ResultOrInputRequired`], because those three methods may answer with an
 //! `InputRequiredResult`.
 
 use crate::basic::{NotificationParams, RequestParams};
-use crate::jsonrpc_typed::{
-    TypedErrorResponse, TypedNotification, TypedRequest, TypedResultResponse,
-};
+use crate::jsonrpc::{ErrorResponse, Notification, Request, ResultResponse};
 use crate::patterns::cancellation::CancelledNotificationParams;
 use crate::patterns::mrtr::ResultOrInputRequired;
 use crate::patterns::progress::ProgressNotificationParams;
@@ -90,69 +89,68 @@ pub mod method {
 }
 
 /// `server/discover` request.
-pub type DiscoverRequest = TypedRequest<RequestParams>;
+pub type DiscoverRequest = Request<RequestParams>;
 /// `completion/complete` request.
-pub type CompleteRequest = TypedRequest<CompleteRequestParams>;
+pub type CompleteRequest = Request<CompleteRequestParams>;
 /// `prompts/get` request.
-pub type GetPromptRequest = TypedRequest<GetPromptRequestParams>;
+pub type GetPromptRequest = Request<GetPromptRequestParams>;
 /// `prompts/list` request.
-pub type ListPromptsRequest = TypedRequest<PaginatedRequestParams>;
+pub type ListPromptsRequest = Request<PaginatedRequestParams>;
 /// `resources/list` request.
-pub type ListResourcesRequest = TypedRequest<PaginatedRequestParams>;
+pub type ListResourcesRequest = Request<PaginatedRequestParams>;
 /// `resources/templates/list` request.
-pub type ListResourceTemplatesRequest = TypedRequest<PaginatedRequestParams>;
+pub type ListResourceTemplatesRequest = Request<PaginatedRequestParams>;
 /// `resources/read` request.
-pub type ReadResourceRequest = TypedRequest<ReadResourceRequestParams>;
+pub type ReadResourceRequest = Request<ReadResourceRequestParams>;
 /// `subscriptions/listen` request.
-pub type SubscriptionsListenRequest = TypedRequest<SubscriptionsListenRequestParams>;
+pub type SubscriptionsListenRequest = Request<SubscriptionsListenRequestParams>;
 /// `tools/call` request.
-pub type CallToolRequest = TypedRequest<CallToolRequestParams>;
+pub type CallToolRequest = Request<CallToolRequestParams>;
 /// `tools/list` request.
-pub type ListToolsRequest = TypedRequest<PaginatedRequestParams>;
+pub type ListToolsRequest = Request<PaginatedRequestParams>;
 
 /// `notifications/cancelled`.
-pub type CancelledNotification = TypedNotification<CancelledNotificationParams>;
+pub type CancelledNotification = Notification<CancelledNotificationParams>;
 /// `notifications/progress`.
-pub type ProgressNotification = TypedNotification<ProgressNotificationParams>;
+pub type ProgressNotification = Notification<ProgressNotificationParams>;
 /// `notifications/message`.
-pub type LoggingMessageNotification = TypedNotification<LoggingMessageNotificationParams>;
+pub type LoggingMessageNotification = Notification<LoggingMessageNotificationParams>;
 /// `notifications/resources/updated`.
-pub type ResourceUpdatedNotification = TypedNotification<ResourceUpdatedNotificationParams>;
+pub type ResourceUpdatedNotification = Notification<ResourceUpdatedNotificationParams>;
 /// `notifications/resources/list_changed` (params optional).
-pub type ResourceListChangedNotification = TypedNotification<Option<NotificationParams>>;
+pub type ResourceListChangedNotification = Notification<NotificationParams>;
 /// `notifications/tools/list_changed` (params optional).
-pub type ToolListChangedNotification = TypedNotification<Option<NotificationParams>>;
+pub type ToolListChangedNotification = Notification<NotificationParams>;
 /// `notifications/prompts/list_changed` (params optional).
-pub type PromptListChangedNotification = TypedNotification<Option<NotificationParams>>;
+pub type PromptListChangedNotification = Notification<NotificationParams>;
 /// `notifications/subscriptions/acknowledged`.
 pub type SubscriptionsAcknowledgedNotification =
-    TypedNotification<SubscriptionsAcknowledgedNotificationParams>;
+    Notification<SubscriptionsAcknowledgedNotificationParams>;
 
 /// Response to `server/discover`.
-pub type DiscoverResultResponse = TypedResultResponse<DiscoverResult>;
+pub type DiscoverResultResponse = ResultResponse<DiscoverResult>;
 /// Response to `completion/complete`.
-pub type CompleteResultResponse = TypedResultResponse<CompleteResult>;
+pub type CompleteResultResponse = ResultResponse<CompleteResult>;
 /// Response to `prompts/get` (may be `input_required`).
-pub type GetPromptResultResponse = TypedResultResponse<ResultOrInputRequired<GetPromptResult>>;
+pub type GetPromptResultResponse = ResultResponse<ResultOrInputRequired<GetPromptResult>>;
 /// Response to `prompts/list`.
-pub type ListPromptsResultResponse = TypedResultResponse<ListPromptsResult>;
+pub type ListPromptsResultResponse = ResultResponse<ListPromptsResult>;
 /// Response to `resources/list`.
-pub type ListResourcesResultResponse = TypedResultResponse<ListResourcesResult>;
+pub type ListResourcesResultResponse = ResultResponse<ListResourcesResult>;
 /// Response to `resources/templates/list`.
-pub type ListResourceTemplatesResultResponse = TypedResultResponse<ListResourceTemplatesResult>;
+pub type ListResourceTemplatesResultResponse = ResultResponse<ListResourceTemplatesResult>;
 /// Response to `resources/read` (may be `input_required`).
-pub type ReadResourceResultResponse =
-    TypedResultResponse<ResultOrInputRequired<ReadResourceResult>>;
+pub type ReadResourceResultResponse = ResultResponse<ResultOrInputRequired<ReadResourceResult>>;
 /// Graceful-close response to `subscriptions/listen`.
-pub type SubscriptionsListenResultResponse = TypedResultResponse<SubscriptionsListenResult>;
+pub type SubscriptionsListenResultResponse = ResultResponse<SubscriptionsListenResult>;
 /// Response to `tools/call` (may be `input_required`).
-pub type CallToolResultResponse = TypedResultResponse<ResultOrInputRequired<CallToolResult>>;
+pub type CallToolResultResponse = ResultResponse<ResultOrInputRequired<CallToolResult>>;
 /// Response to `tools/list`.
-pub type ListToolsResultResponse = TypedResultResponse<ListToolsResult>;
+pub type ListToolsResultResponse = ResultResponse<ListToolsResult>;
 
 /// −32020 error response.
-pub type HeaderMismatchError = TypedErrorResponse;
+pub type HeaderMismatchError = ErrorResponse;
 /// −32022 error response; `error.data` is [`crate::error::UnsupportedProtocolVersionData`].
-pub type UnsupportedProtocolVersionError = TypedErrorResponse;
+pub type UnsupportedProtocolVersionError = ErrorResponse;
 /// −32021 error response; `error.data` is [`crate::error::MissingRequiredClientCapabilityData`].
-pub type MissingRequiredClientCapabilityError = TypedErrorResponse;
+pub type MissingRequiredClientCapabilityError = ErrorResponse;

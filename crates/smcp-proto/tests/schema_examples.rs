@@ -30,7 +30,7 @@ use smcp_proto::content::{
 use smcp_proto::error::{
     self, ErrorObject, MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData,
 };
-use smcp_proto::jsonrpc_typed::{TypedErrorResponse, TypedNotification, TypedRequest};
+use smcp_proto::jsonrpc::{ErrorResponse, Notification, Request};
 use smcp_proto::messages::{self as m, method};
 use smcp_proto::patterns::cancellation::CancelledNotificationParams;
 use smcp_proto::patterns::mrtr::{
@@ -110,13 +110,13 @@ fn expect_method(v: &Value, want: &str) -> Result<(), String> {
 /// A JSON-RPC request with method `want` and params `P`.
 fn request<P: DeserializeOwned + Serialize>(v: &Value, want: &str) -> Result<Value, String> {
     expect_method(v, want)?;
-    rt::<TypedRequest<P>>(v)
+    rt::<Request<P>>(v)
 }
 
 /// A JSON-RPC notification with method `want` and params `P`.
 fn notification<P: DeserializeOwned + Serialize>(v: &Value, want: &str) -> Result<Value, String> {
     expect_method(v, want)?;
-    rt::<TypedNotification<P>>(v)
+    rt::<Notification<P>>(v)
 }
 
 /// A bare error object with `code`.
@@ -130,7 +130,7 @@ fn error_object(v: &Value, code: i64) -> Result<Value, String> {
 
 /// A full error response with `code` whose `data` parses as `D` (use `Value` for any).
 fn error_response<D: DeserializeOwned>(v: &Value, code: i64) -> Result<Value, String> {
-    let e: TypedErrorResponse = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    let e: ErrorResponse = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
     if e.error.code != code {
         return Err(format!("code {}, expected {code}", e.error.code));
     }
@@ -142,7 +142,7 @@ fn error_response<D: DeserializeOwned>(v: &Value, code: i64) -> Result<Value, St
 
 /// One arm per example folder; an unknown folder is an error.
 fn round_trip(folder: &str, v: &Value) -> Result<Value, String> {
-    type Np = Option<NotificationParams>;
+    type Np = NotificationParams;
     match folder {
         // Base and content types.
         "AudioContent" => rt::<AudioContent>(v),

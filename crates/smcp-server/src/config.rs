@@ -1,8 +1,11 @@
 //! Server settings: limits, listen streams and caching hints. Every limit has a safe default.
+//!
+//! Plain data, read by both layers: the protocol core (page size, caching hints, listen caps)
+//! and the HTTP layer (body and header sizes, event buffering).
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+pub use smcp_proto::basic::CacheScope;
 
 /// Bounds on what one request may cost.
 #[derive(Debug, Clone)]
@@ -68,15 +71,6 @@ impl Default for ListenConfig {
     }
 }
 
-/// Who may cache a result (`server/utilities/caching.mdx`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheScope {
-    /// Any cache may keep it, shared across users.
-    Public,
-    /// Only a cache private to one authorization context may keep it.
-    Private,
-}
-
 /// `ttlMs` and `cacheScope` of a cacheable result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheHint {
@@ -97,15 +91,9 @@ impl CacheHint {
         Self::new(Duration::ZERO, CacheScope::Private)
     }
 
-    pub(crate) fn ttl_ms(&self) -> Value {
-        json!(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
-    }
-
-    pub(crate) fn scope_str(&self) -> &'static str {
-        match self.scope {
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
-        }
+    /// `ttlMs`: the TTL in whole milliseconds.
+    pub fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)
     }
 }
 

@@ -1,12 +1,13 @@
-//! MCP **2026-07-28** server library for the Streamable HTTP transport.
+//! MCP **2026-07-28** server library: a protocol core and its Streamable HTTP transport.
 //!
 //! A tool is a name, a JSON Schema and an async function; a [`Server`] is built once from
-//! tools, resources, prompts and a completion function, and served as a tower `Service`
-//! ([`McpService`]) that mounts into any axum or hyper app at any path, or with [`serve`].
+//! tools, resources, prompts, a completion function and any protocol [`extension`]s, and
+//! served over HTTP as a tower `Service` ([`McpService`]) that mounts into any axum or hyper
+//! app at any path, or with [`serve`].
 //!
 //! ```no_run
 //! use serde_json::json;
-//! use smcp_proto::server::tools::CallToolResult;
+//! use smcp_server::proto::server::tools::CallToolResult;
 //! use smcp_server::{HandlerError, Server, tool};
 //!
 //! # async fn run() -> anyhow::Result<()> {
@@ -29,46 +30,56 @@
 //!
 //! # Layout
 //!
+//! Two layers, one direction: `http` depends on `core`, never the reverse.
+//!
 //! | module | responsibility |
 //! |---|---|
-//! | [`server`] | the builder, the catalog, the handler traits of tools/resources/prompts/completion |
-//! | [`context`] | the per-request context: progress, logging, cancellation, client capabilities |
-//! | [`transport`] | the HTTP endpoint: validation pipeline, JSON/SSE responses, listen streams, accept loop |
-//! | `dispatch` | method routing and per-method rules |
-//! | [`security`] | Host/Origin allow-lists |
-//! | [`config`] | limits, listen streams and caching hints |
+//! | [`core`] | the protocol: catalog, dispatch, request context, MRTR, listen, extensions, keys; no HTTP |
+//! | [`http`] | Streamable HTTP: validation pipeline, JSON/SSE responses, listen streams, accept loop, TLS |
+//! | [`config`], [`security`] | plain settings both layers read: limits, listen caps, caching hints, Host/Origin allow-lists |
+//!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `tls` | yes | HTTPS in [`serve`] (rustls, aws-lc-rs) and [`http::tls`] |
+//! | `dev-tls` | no | [`http::tls::write_dev_certificates`]: a throwaway CA for development and tests |
+//!
+//! SEP-2631 file transfer is the `smcp-files` crate, an [`extension`] registered with
+//! [`ServerBuilder::extension`].
 //!
 //! Runtime changes ([`Server::add_tool`], [`Server::notify_resource_updated`], …) are published
 //! on a [`ChangeBus`] (`smcp-bus`); every `subscriptions/listen` stream reads from the bus.
-//!
 //! Every request is served from the request alone plus the server's catalog: nothing is keyed
 //! by connection, so any number of instances can serve any request.
 
 pub mod config;
-pub mod context;
-mod dispatch;
-mod error;
-pub mod files;
-pub mod mrtr;
-mod pagination;
-mod schema;
+pub mod core;
+pub mod http;
 pub mod security;
-pub mod server;
-pub mod transport;
 
+pub use crate::core::{
+    completion, context, extension, handler, keys, mrtr, prompts, reply, resources, tools,
+};
+
+pub use crate::core::builder::ServerBuilder;
+pub use crate::core::completion::{CompletionHandler, CompletionRequest};
+pub use crate::core::context::{Framing, NotifyError, Principal, RequestContext};
+pub use crate::core::error::BuildError;
+pub use crate::core::extension::{Extension, Extensions, MethodSpec, Next, ToolReply};
+pub use crate::core::handler::HandlerError;
+pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
+pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};
+pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resource_template};
+pub use crate::core::server::{SUPPORTED_VERSIONS, Server};
+pub use crate::core::tools::{ToolBuilder, ToolCall, tool};
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
-pub use context::{LogLevel, NotifyError, RequestContext};
-pub use error::BuildError;
-pub use files::FileArgs;
-pub use security::{Principal, SecurityPolicy};
-pub use server::completion::{Completion, CompletionRef, CompletionRequest};
-pub use server::handler::HandlerError;
-pub use server::prompts::{PromptGet, prompt};
-pub use server::resources::{ResourceRead, resource, resource_template};
-pub use server::tools::{ToolCall, tool};
-pub use server::{Server, ServerBuilder};
-pub use smcp_bus::{Change, ChangeBus, InProcessBus};
-pub use smcp_files::{self, FileHandle, Files};
-pub use transport::{
+pub use http::{
     ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService, SERVER_BUSY, ServeOptions, serve,
 };
+pub use security::SecurityPolicy;
+pub use smcp_bus::{Change, ChangeBus, InProcessBus};
+/// The wire types (`smcp-proto`), re-exported so a server needs one dependency.
+pub use smcp_proto as proto;
+pub use smcp_proto::basic::LoggingLevel;
+pub use smcp_proto::server::utilities::completion::Completion;

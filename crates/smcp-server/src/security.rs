@@ -4,12 +4,8 @@
 //! A rebinding attack makes a browser send requests to a loopback server under an attacker's
 //! host name, so checking `Origin` against `Host` is not enough: both lists name what is
 //! allowed. The default allows only loopback names, whatever the port.
-
-/// The authenticated caller, as established by an authentication layer in front of the MCP
-/// service: insert it as a request extension. `requestState` is bound to it, so state minted
-/// for one principal is refused for another.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Principal(pub String);
+//!
+//! Plain settings: the HTTP layer enforces them (`http/head.rs`).
 
 /// Which `Host` values and which `Origin` values are accepted.
 #[derive(Debug, Clone)]

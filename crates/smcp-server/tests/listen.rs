@@ -25,7 +25,7 @@ use smcp_server::{
 
 const SUB_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-fn echo_tool(name: &str) -> smcp_server::server::tools::ToolBuilder {
+fn echo_tool(name: &str) -> smcp_server::ToolBuilder {
     tool(name)
         .description("test tool")
         .handler(|_call| async { Ok::<_, HandlerError>(CallToolResult::text("ok")) })

@@ -17,7 +17,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use common::*;
 use serde_json::{Value, json};
 use smcp_proto::server::tools::CallToolResult;
-use smcp_server::mrtr::{self, KeyRing, MemoryReplayGuard, MrtrConfig, StateKey};
+use smcp_server::mrtr::{self, Key, KeyRing, MemoryReplayGuard, MrtrConfig};
 use smcp_server::{HandlerError, McpService, Server, ServerBuilder, tool};
 
 /// Counts completed side effects (the "delete" really happening).
@@ -35,7 +35,7 @@ fn confirm_form() -> Value {
 }
 
 fn ring(id: &str, byte: u8) -> KeyRing {
-    KeyRing::new(StateKey::new(id, [byte; 32]).unwrap())
+    KeyRing::new(Key::new(id, [byte; 32]).unwrap())
 }
 
 /// A controllable clock: milliseconds since the epoch.
@@ -285,8 +285,8 @@ async fn rotation_keeps_retries_in_flight_and_retired_keys_are_refused() {
     let r1 = round_one(&old, "delete", json!({})).await;
     let state = r1["requestState"].clone();
     // New active key, old one kept for opening.
-    let rotated_ring = KeyRing::new(StateKey::new("new", [2; 32]).unwrap())
-        .with_previous(StateKey::new("old", [1; 32]).unwrap());
+    let rotated_ring = KeyRing::new(Key::new("new", [2; 32]).unwrap())
+        .with_previous(Key::new("old", [1; 32]).unwrap());
     let rotated = server(clock.config(rotated_ring), &effects);
     let retry = tool_call(
         json!(2),

@@ -209,8 +209,8 @@ async fn h2c_prior_knowledge_when_enabled() {
 #[tokio::test]
 async fn tls_follows_alpn() {
     let dir = std::env::temp_dir().join(format!("smcp-serve-protocols-{}", std::process::id()));
-    let certs = smcp_server::transport::tls::write_dev_certificates(&dir, &["127.0.0.1"]).unwrap();
-    let tls = smcp_server::transport::tls::config_from_files(&certs.cert, &certs.key).unwrap();
+    let certs = smcp_server::http::tls::write_dev_certificates(&dir, &["127.0.0.1"]).unwrap();
+    let tls = smcp_server::http::tls::config_from_files(&certs.cert, &certs.key).unwrap();
     let running = start(ServeOptions {
         tls: Some(tls),
         ..ServeOptions::default()

@@ -6,11 +6,11 @@ use serde::Deserialize;
 use serde_json::json;
 use smcp_proto::content::TextResourceContents;
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
-use smcp_proto::server::tools::CallToolResult;
+use smcp_proto::server::tools::{CallToolResult, ToolAnnotations};
 use smcp_server::mrtr::MrtrConfig;
 use smcp_server::{
-    BuildError, Completion, HandlerError, ListenConfig, LogLevel, SecurityPolicy, Server, prompt,
-    resource, tool,
+    BuildError, Completion, HandlerError, ListenConfig, LoggingLevel, SecurityPolicy, Server,
+    prompt, resource, tool,
 };
 
 fn text_schema() -> serde_json::Value {
@@ -52,7 +52,7 @@ pub const CLOCK_URI: &str = "smcp://clock";
 /// The tool `toggle_extra` adds and removes.
 const EXTRA_TOOL: &str = "extra";
 
-fn extra_tool() -> smcp_server::server::tools::ToolBuilder {
+fn extra_tool() -> smcp_server::ToolBuilder {
     tool(EXTRA_TOOL)
         .title("Extra")
         .description("Present only while toggled on by toggle_extra.")
@@ -76,11 +76,14 @@ pub struct DemoConfig {
     pub listen: ListenConfig,
     /// Multi round-trip settings; `None` seals `requestState` with a random per-process key.
     pub mrtr: Option<MrtrConfig>,
-    /// SEP-2631 file service; `Some` adds the file tools and resource of [`crate::files_demo`].
-    pub files: Option<smcp_server::Files>,
+    /// SEP-2631 file service; `Some` registers the files extension and adds the file tools and
+    /// resource of [`crate::files_demo`].
+    #[cfg(feature = "files")]
+    pub files: Option<smcp_files::Files>,
     /// Also serve the SEP-2631 conformance suite's fixture tools (`files_inline_text`, …;
     /// `crates/smcp-conformance-files/README.md`), so the suite's server leg can run against
     /// `smcpd` itself. Needs `files`.
+    #[cfg(feature = "files")]
     pub sep2631_fixtures: bool,
 }
 
@@ -95,7 +98,9 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         security,
         listen,
         mrtr,
+        #[cfg(feature = "files")]
         files,
+        #[cfg(feature = "files")]
         sep2631_fixtures,
     } = config;
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
@@ -152,7 +157,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                 .title("Echo")
                 .description("Returns the text it is given.")
                 .input_schema(text_schema())
-                .annotations(json!({"readOnlyHint": true, "idempotentHint": true}))
+                .annotations(ToolAnnotations::new().read_only(true).idempotent(true))
                 .handler(|call| async move {
                     let args: TextArgs = call.args()?;
                     Ok(CallToolResult::text(args.text))
@@ -186,7 +191,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                     "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
                     "required": ["a", "b"]
                 }))
-                .annotations(json!({"readOnlyHint": true}))
+                .annotations(ToolAnnotations::new().read_only(true))
                 .handler(|call| async move {
                     let args: AddArgs = call.args()?;
                     let sum = args.a + args.b;
@@ -222,7 +227,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                         }
                         let _ = call
                             .ctx
-                            .log(LogLevel::Debug, Some("count"), json!({"step": i}))
+                            .log(LoggingLevel::Debug, Some("count"), json!({"step": i}))
                             .await;
                         call.ctx
                             .progress(f64::from(i), Some(f64::from(args.to)), None)
@@ -265,9 +270,12 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                     .collect(),
             ))
         });
+    #[allow(unused_mut, reason = "changed only with the files feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
+    #[cfg(feature = "files")]
     if let Some(files) = files {
-        builder = crate::files_demo::with_tools(builder.files(files.clone()), &files);
+        let extension = smcp_files::FilesExtension::new(files.clone());
+        builder = crate::files_demo::with_tools(builder.extension(extension), &files);
         if sep2631_fixtures {
             builder = crate::sep2631_fixtures::with_files(builder);
         }

@@ -11,14 +11,15 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use smcp_files::Files;
+use smcp_files::{FileHandle, FilesToolCall as _, file_error_result};
 use smcp_proto::client::elicitation::ElicitValue;
 use smcp_proto::content::{ContentBlock, ResourceContents};
 use smcp_proto::ext::files::{
     FileContent, FileInputDescriptor, FileRef, FileResourceContents, mime_essence,
 };
 use smcp_proto::server::tools::CallToolResult;
-use smcp_server::files::file_error_result;
-use smcp_server::{FileHandle, Files, HandlerError, ServerBuilder, mrtr, resource, tool};
+use smcp_server::{HandlerError, ServerBuilder, mrtr, resource, tool};
 
 /// The file-backed sample resource.
 pub const SAMPLE_PDF_URI: &str = "smcp://samples/report.pdf";
@@ -158,7 +159,7 @@ pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
                     "document": doc_field(&json!({"accept": accept_docs(), "maxSize": MAX, "transferModes": ["inline", "upload"]}))
                 }, "required": ["document"]}))
                 .handler(|call| async move {
-                    let h = call.files.get("document").ok_or_else(|| HandlerError::failed("missing document"))?;
+                    let h = call.files().get("document").ok_or_else(|| HandlerError::failed("missing document"))?;
                     let v = analyze(h).await?;
                     Ok(structured(v.clone(), summary_text(&v)))
                 }),
@@ -172,7 +173,7 @@ pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
                         doc_field(&json!({"accept": accept_docs(), "maxSize": MAX, "transferModes": ["upload"]}))}
                 }, "required": ["documents"]}))
                 .handler(|call| async move {
-                    let docs = call.files.all("documents");
+                    let docs = call.files().all("documents");
                     let mut each = Vec::new();
                     let mut line_sets = Vec::new();
                     for h in docs {
@@ -197,12 +198,12 @@ pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
                     "table": doc_field(&json!({"accept": ["text/csv", "text/plain"], "maxSize": MAX}))
                 }, "required": ["table"]}))
                 .handler(|call| async move {
-                    let h = call.files.get("table").ok_or_else(|| HandlerError::failed("missing table"))?;
+                    let h = call.files().get("table").ok_or_else(|| HandlerError::failed("missing table"))?;
                     let bytes = h.read_to_vec(READ_LIMIT).await.map_err(|e| HandlerError::failed(e.to_string()))?;
                     let name = h.name().unwrap_or("table.csv").to_owned();
                     let report = csv_report(&name, &String::from_utf8_lossy(&bytes));
                     let out_name = format!("{}-summary.md", name.trim_end_matches(".csv"));
-                    let file = call.files.output(&out_name, "text/markdown", report.into_bytes()).await?;
+                    let file = call.files().output(&out_name, "text/markdown", report.into_bytes()).await?;
                     let mut r = CallToolResult::new(vec![
                         ContentBlock::text(format!("Generated {out_name} ({} bytes)", file.size.unwrap_or_default())),
                         ContentBlock::File(FileContent::new(file.clone())),
@@ -227,12 +228,12 @@ pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
                         return Ok(CallToolResult::text("No document selected."));
                     };
                     let descriptor = FileInputDescriptor { max_size: Some(MAX), accept: serde_json::from_value(accept_docs()).ok(), ..Default::default() };
-                    match call.files.resolve(value, &descriptor).await {
+                    match call.files().resolve(value, &descriptor).await {
                         Ok(h) => {
                             let v = analyze(&h).await?;
                             Ok(structured(v.clone(), summary_text(&v)))
                         }
-                        Err(e) => serde_json::from_value(file_error_result("document", &e)).map_err(|e| HandlerError::internal(e.to_string())),
+                        Err(e) => Ok(file_error_result("document", &e)),
                     }
                 }),
         )

@@ -3,8 +3,10 @@
 //! The binary (`src/main.rs`) parses flags and serves [`demo_server`] on loopback.
 
 pub mod demo;
+#[cfg(feature = "files")]
 pub mod files_demo;
 pub mod mrtr_demo;
+#[cfg(feature = "files")]
 pub mod sep2631_fixtures;
 
 pub use demo::{DemoConfig, demo_server, demo_server_with, run_clock};
@@ -17,33 +19,18 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8931";
 pub fn mrtr_config(
     keys: &[String],
     ttl: std::time::Duration,
-) -> Result<Option<smcp_server::mrtr::MrtrConfig>, smcp_server::mrtr::KeyError> {
-    use smcp_server::mrtr::{KeyRing, MrtrConfig, StateKey};
-    let mut parsed = keys.iter().map(|k| StateKey::parse(k.trim()));
-    let Some(active) = parsed.next().transpose()? else {
+) -> Result<Option<smcp_server::mrtr::MrtrConfig>, smcp_server::KeyError> {
+    let Some(ring) = smcp_server::KeyRing::parse_all(keys)? else {
         return Ok(None);
     };
-    let mut ring = KeyRing::new(active);
-    for key in parsed {
-        ring = ring.with_previous(key?);
-    }
-    let mut config = MrtrConfig::new(ring);
+    let mut config = smcp_server::mrtr::MrtrConfig::new(ring);
     config.state_ttl = ttl;
     Ok(Some(config))
 }
 
-/// A new random `--state-key` value, `ID:BASE64URL`.
-pub fn generate_state_key() -> Result<String, smcp_server::mrtr::KeyError> {
-    use base64::Engine;
-    let bytes = smcp_server::mrtr::random_key()?;
+/// A new random key, `ID:BASE64URL`, for `--state-key` or `--files-key`.
+pub fn generate_key() -> Result<String, smcp_server::KeyError> {
     // The id travels in clear in every token, so it comes from separate randomness.
-    let id_bytes = smcp_server::mrtr::random_key()?;
-    let id = format!(
-        "k{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&id_bytes[..6])
-    );
-    Ok(format!(
-        "{id}:{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    ))
+    let id = format!("k{}", smcp_server::keys::random_hex::<4>()?);
+    Ok(smcp_server::Key::generate(id)?.to_spec())
 }

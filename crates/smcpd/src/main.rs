@@ -7,7 +7,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -56,9 +55,9 @@ struct Args {
     /// How long a `requestState` stays valid, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     state_ttl_secs: u64,
-    /// Print a freshly generated `--state-key` value and exit.
-    #[arg(long)]
-    generate_state_key: bool,
+    /// Print a freshly generated key (for --state-key or --files-key) and exit.
+    #[arg(long, alias = "generate-state-key")]
+    generate_key: bool,
     /// PEM certificate chain: serve HTTPS (and issue https:// file descriptors).
     #[arg(long, requires = "tls_key", env = "SMCPD_TLS_CERT")]
     tls_cert: Option<PathBuf>,
@@ -69,32 +68,10 @@ struct Args {
     /// DIR (ca.pem, cert.pem, key.pem) and serve HTTPS with it. Clients trust DIR/ca.pem.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["tls_cert", "tls_key"])]
     tls_self_signed: Option<PathBuf>,
-    /// Where uploaded and generated files are stored (default: a temp directory).
-    #[arg(long, value_name = "DIR", env = "SMCPD_FILES_DIR")]
-    files_dir: Option<PathBuf>,
-    /// HMAC key for file transfer tokens, `ID:SECRET` (repeat to rotate: the first signs,
-    /// all verify). Instances sharing keys and a store serve each other's descriptors.
-    #[arg(
-        long = "files-key",
-        env = "SMCPD_FILES_KEYS",
-        value_delimiter = ',',
-        value_name = "ID:SECRET"
-    )]
-    files_keys: Vec<String>,
-    /// Issue multipart/form-data POST upload descriptors instead of raw PUT.
-    #[arg(long)]
-    files_multipart: bool,
-    /// Development only: enable file transfer without TLS, issuing http:// descriptors
-    /// (refused unless listening on loopback).
-    #[arg(long)]
-    insecure_http_files: bool,
-    /// Disable SEP-2631 file transfer.
-    #[arg(long)]
-    no_files: bool,
-    /// Also serve the SEP-2631 conformance suite's fixture tools (`files_*`), for
-    /// `scripts/conformance-files`. Needs file transfer (TLS).
-    #[arg(long, conflicts_with = "no_files")]
-    sep2631_fixtures: bool,
+    /// SEP-2631 file transfer.
+    #[cfg(feature = "files")]
+    #[command(flatten)]
+    files: FilesFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -125,10 +102,10 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    if args.generate_state_key {
+    if args.generate_key {
         #[allow(clippy::print_stdout)]
         {
-            println!("{}", smcpd::generate_state_key()?);
+            println!("{}", smcpd::generate_key()?);
         }
         return Ok(());
     }
@@ -152,18 +129,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mrtr = smcpd::mrtr_config(&args.state_keys, Duration::from_secs(args.state_ttl_secs))?;
     let tls_config = match (&args.tls_self_signed, &args.tls_cert, &args.tls_key) {
         (Some(dir), _, _) => {
-            let certs = smcp_server::transport::tls::write_dev_certificates(
+            let certs = smcp_server::http::tls::write_dev_certificates(
                 dir,
                 &["127.0.0.1", "localhost", "::1"],
             )?;
             tracing::info!(ca = %certs.ca_cert.display(), "generated a development CA");
-            Some(smcp_server::transport::tls::config_from_files(
+            Some(smcp_server::http::tls::config_from_files(
                 &certs.cert,
                 &certs.key,
             )?)
         }
         (None, Some(cert), Some(key)) => {
-            Some(smcp_server::transport::tls::config_from_files(cert, key)?)
+            Some(smcp_server::http::tls::config_from_files(cert, key)?)
         }
         _ => None,
     };
@@ -176,13 +153,20 @@ async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "http"
     };
-    let files = file_service(&args, tls_config.is_some(), &format!("{scheme}://{addr}"))?;
+    #[cfg(feature = "files")]
+    let files = file_service(
+        &args.files,
+        tls_config.is_some(),
+        &format!("{scheme}://{addr}"),
+    )?;
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
         mrtr,
-        files,
-        sep2631_fixtures: args.sep2631_fixtures,
+        #[cfg(feature = "files")]
+        files: files.clone(),
+        #[cfg(feature = "files")]
+        sep2631_fixtures: args.files.sep2631_fixtures,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -195,9 +179,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
         println!("listening on {scheme}://{addr}/mcp");
     }
     tracing::info!(%addr, "smcpd ready");
+    let endpoint = server.endpoint("/mcp");
+    // The SEP-2631 data plane (uploads and downloads) on the other paths.
+    #[cfg(feature = "files")]
+    let endpoint = match &files {
+        Some(files) => endpoint.fallback(files.router()),
+        None => endpoint,
+    };
     smcp_server::serve(
         listener,
-        server.endpoint("/mcp"),
+        endpoint,
         ServeOptions {
             max_connections: args.max_connections,
             tls: tls_config,
@@ -210,14 +201,48 @@ async fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The SEP-2631 flags.
+#[cfg(feature = "files")]
+#[derive(Debug, clap::Args)]
+struct FilesFlags {
+    /// Where uploaded and generated files are stored (default: a temp directory).
+    #[arg(long, value_name = "DIR", env = "SMCPD_FILES_DIR")]
+    files_dir: Option<PathBuf>,
+    /// A key signing file transfer tokens, as `ID:BASE64` (32 bytes; see --generate-key).
+    /// Repeat to rotate: the first signs, all verify. Instances sharing keys and a store
+    /// serve each other's descriptors. Without one, a random per-process key is used.
+    #[arg(
+        long = "files-key",
+        env = "SMCPD_FILES_KEYS",
+        value_delimiter = ',',
+        value_name = "ID:BASE64"
+    )]
+    files_keys: Vec<String>,
+    /// Issue multipart/form-data POST upload descriptors instead of raw PUT.
+    #[arg(long)]
+    files_multipart: bool,
+    /// Development only: enable file transfer without TLS, issuing http:// descriptors
+    /// (refused unless listening on loopback).
+    #[arg(long)]
+    insecure_http_files: bool,
+    /// Disable SEP-2631 file transfer.
+    #[arg(long)]
+    no_files: bool,
+    /// Also serve the SEP-2631 conformance suite's fixture tools (`files_*`), for
+    /// `scripts/conformance-files`. Needs file transfer (TLS).
+    #[arg(long, conflicts_with = "no_files")]
+    sep2631_fixtures: bool,
+}
+
 /// The SEP-2631 file service from the flags: on with TLS, or with `--insecure-http-files`
 /// on loopback; off otherwise.
+#[cfg(feature = "files")]
 fn file_service(
-    args: &Args,
+    args: &FilesFlags,
     tls: bool,
     base_url: &str,
-) -> anyhow::Result<Option<smcp_server::Files>> {
-    use smcp_server::smcp_files::{FilesConfig, KeyRing, LocalFileStore, UploadStyle};
+) -> anyhow::Result<Option<smcp_files::Files>> {
+    use smcp_files::{Files, FilesConfig, LocalFileStore, UploadStyle};
     if args.no_files {
         return Ok(None);
     }
@@ -234,20 +259,12 @@ fn file_service(
         .unwrap_or_else(|| std::env::temp_dir().join("smcpd-files"));
     let store = LocalFileStore::open(&dir)
         .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
-    let mut keys: Option<KeyRing> = None;
-    for spec in &args.files_keys {
-        let (id, secret) = spec
-            .split_once(':')
-            .with_context(|| format!("--files-key expects ID:SECRET, got {spec:?}"))?;
-        anyhow::ensure!(
-            secret.len() >= 16,
-            "--files-key secrets need at least 16 bytes"
-        );
-        keys = Some(match keys {
-            None => KeyRing::new(id, secret.as_bytes().to_vec()),
-            Some(ring) => ring.with_verify_key(id, secret.as_bytes().to_vec()),
-        });
-    }
+    let keys = match smcp_server::KeyRing::parse_all(&args.files_keys)
+        .context("--files-key expects ID:BASE64 (32 bytes)")?
+    {
+        Some(ring) => ring,
+        None => smcp_server::KeyRing::ephemeral()?,
+    };
     let config = FilesConfig {
         authority: "smcpd".into(),
         upload_style: if args.files_multipart {
@@ -258,13 +275,8 @@ fn file_service(
         allow_insecure_loopback: !tls && args.insecure_http_files,
         ..FilesConfig::default()
     };
-    let files = smcp_server::Files::new(
-        Arc::new(store),
-        keys.unwrap_or_else(KeyRing::generate),
-        config,
-    )
-    .map_err(anyhow::Error::msg)?;
-    files.set_base_url(base_url).map_err(anyhow::Error::msg)?;
+    let files = Files::new(std::sync::Arc::new(store), keys, config)?;
+    files.set_base_url(base_url)?;
     files.spawn_gc(Duration::from_secs(600));
     tracing::info!(store = %dir.display(), "file transfer (SEP-2631) on");
     Ok(Some(files))

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 use smcp_proto::client::elicitation::{ElicitAction, ElicitValue};
 use smcp_proto::client::sampling::{CreateMessageRequestParams, SamplingMessage};
-use smcp_proto::server::tools::CallToolResult;
+use smcp_proto::server::tools::{CallToolResult, ToolAnnotations};
 use smcp_server::{HandlerError, ServerBuilder, mrtr, tool};
 
 #[derive(Debug, Deserialize)]
@@ -33,7 +33,7 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     "properties": {"action": {"type": "string", "description": "What to do"}},
                     "required": ["action"]
                 }))
-                .annotations(json!({"destructiveHint": true}))
+                .annotations(ToolAnnotations::new().destructive(true))
                 .handler(|call| async move {
                     let args: ActionArgs = call.args()?;
                     let answer = call.input.ask(mrtr::elicit_form(
@@ -75,7 +75,7 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     "properties": {"text": {"type": "string"}},
                     "required": ["text"]
                 }))
-                .annotations(json!({"readOnlyHint": true}))
+                .annotations(ToolAnnotations::new().read_only(true))
                 .handler(|call| async move {
                     let args: TextArgs = call.args()?;
                     let mut params = CreateMessageRequestParams::new(

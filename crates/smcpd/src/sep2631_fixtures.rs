@@ -9,12 +9,12 @@
 //! `files.download`); `files_elicit` asks for a file through MRTR.
 
 use serde_json::{Value, json};
+use smcp_files::{FileHandle, FilesToolCall as _, file_error_result};
 use smcp_proto::client::elicitation::ElicitValue;
 use smcp_proto::content::ContentBlock;
 use smcp_proto::ext::files::{FileContent, FileInputDescriptor, mime_essence};
 use smcp_proto::server::tools::CallToolResult;
-use smcp_server::files::file_error_result;
-use smcp_server::{FileHandle, HandlerError, ServerBuilder, mrtr, tool};
+use smcp_server::{HandlerError, ServerBuilder, mrtr, tool};
 
 fn file_prop(decl: &Value) -> Value {
     json!({"type": "string", "format": "uri", "x-mcp-file": decl})
@@ -40,7 +40,7 @@ fn structured(value: Value) -> CallToolResult {
 
 fn single_file(call: &smcp_server::ToolCall) -> Result<CallToolResult, HandlerError> {
     let h = call
-        .files
+        .files()
         .get("file")
         .ok_or_else(|| HandlerError::failed("missing file"))?;
     Ok(structured(summary(h)))
@@ -89,7 +89,7 @@ pub fn with_files(builder: ServerBuilder) -> ServerBuilder {
                     "type": "array", "items": file_prop(&json!({"maxSize": 65536}))}},
                     "required": ["files"]}))
                 .handler(|call| async move {
-                    let files: Vec<Value> = call.files.all("files").iter().map(summary).collect();
+                    let files: Vec<Value> = call.files().all("files").iter().map(summary).collect();
                     Ok(structured(json!({"files": files})))
                 }),
         )
@@ -110,7 +110,7 @@ pub fn with_files(builder: ServerBuilder) -> ServerBuilder {
                     let name = call.str_arg("name").unwrap_or("generated.bin").to_owned();
                     let bytes: Vec<u8> = (0..size).map(generated_byte).collect();
                     let file = call
-                        .files
+                        .files()
                         .output(&name, "application/octet-stream", bytes)
                         .await?;
                     let mut result = CallToolResult::new(vec![ContentBlock::File(
@@ -141,13 +141,9 @@ pub fn with_files(builder: ServerBuilder) -> ServerBuilder {
                         max_size: Some(65536),
                         ..Default::default()
                     };
-                    match call.files.resolve(&value, &descriptor).await {
+                    match call.files().resolve(&value, &descriptor).await {
                         Ok(h) => Ok(structured(summary(&h))),
-                        Err(e) => {
-                            let refusal = file_error_result("document", &e);
-                            serde_json::from_value(refusal)
-                                .map_err(|e| HandlerError::internal(e.to_string()))
-                        }
+                        Err(e) => Ok(file_error_result("document", &e)),
                     }
                 }),
         )

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use base64::Engine as _;
 use serde_json::{Value, json};
-use smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore};
+use smcp_files::{Files, FilesConfig, FilesExtension, LocalFileStore};
 use smcp_proto::ext::files::FileDigest;
 use smcp_server::ServeOptions;
-use smcp_server::transport::tls;
+use smcp_server::http::tls;
 
 struct Fixture {
     base: String,
@@ -30,24 +30,22 @@ async fn start(tag: &str, skip_digest: bool) -> Result<Fixture> {
     let addr = listener.local_addr()?;
     let files = Files::new(
         Arc::new(LocalFileStore::open(dir.join("store"))?),
-        KeyRing::generate(),
+        smcp_server::KeyRing::ephemeral()?,
         FilesConfig {
             skip_digest_check: skip_digest,
             ..FilesConfig::default()
         },
-    )
-    .map_err(anyhow::Error::msg)?;
-    files
-        .set_base_url(&format!("https://{addr}"))
-        .map_err(anyhow::Error::msg)?;
+    )?;
+    files.set_base_url(&format!("https://{addr}"))?;
     let server = smcpd::sep2631_fixtures::with_files(
-        smcp_server::Server::builder("sep2631-fixtures", "0").files(files),
+        smcp_server::Server::builder("sep2631-fixtures", "0")
+            .extension(FilesExtension::new(files.clone())),
     )
     .build()?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(smcp_server::serve(
         listener,
-        server.router("/mcp"),
+        server.router("/mcp").merge(files.router()),
         ServeOptions {
             tls: Some(tls_config),
             ..ServeOptions::default()

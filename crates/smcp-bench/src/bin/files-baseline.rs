@@ -92,7 +92,7 @@ async fn download(State(dir): State<PathBuf>, Path(name): Path<String>) -> Respo
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.dir).with_context(|| args.dir.display().to_string())?;
-    let tls = smcp_server::transport::tls::config_from_files(&args.tls_cert, &args.tls_key)?;
+    let tls = smcp_server::http::tls::config_from_files(&args.tls_cert, &args.tls_key)?;
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     println!("listening on https://{}", listener.local_addr()?);
     let app = Router::new()

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Parser;
+use smcp_files::{Files, FilesConfig, LocalFileStore, UploadStyle};
 use smcp_server::ServeOptions;
-use smcp_server::smcp_files::{Files, FilesConfig, KeyRing, LocalFileStore, UploadStyle};
-use smcp_server::transport::tls;
+use smcp_server::http::tls;
 
 /// Serves the conformance fixtures.
 #[derive(Debug, Parser)]
@@ -98,20 +98,22 @@ async fn main() -> anyhow::Result<()> {
             retention: args.file_retention_secs,
             ..FilesConfig::default()
         };
-        let files =
-            Files::new(Arc::new(store), KeyRing::generate(), config).map_err(anyhow::Error::msg)?;
-        files
-            .set_base_url(&format!("{scheme}://{addr}"))
-            .map_err(anyhow::Error::msg)?;
+        let files = Files::new(Arc::new(store), smcp_server::KeyRing::ephemeral()?, config)?;
+        files.set_base_url(&format!("{scheme}://{addr}"))?;
         files.spawn_gc(std::time::Duration::from_secs(300));
         Some(files)
     };
+    let server_files = file_service.clone();
     let server = smcp_conformance::server::server_with_files(file_service)?;
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {scheme}://{addr}/mcp");
     }
-    let app = server.endpoint("/mcp");
+    // The SEP-2631 data plane (uploads and downloads) on the other paths.
+    let app = match server_files {
+        Some(files) => server.endpoint("/mcp").fallback(files.router()),
+        None => server.endpoint("/mcp"),
+    };
     let options = ServeOptions {
         tls: tls_config,
         ..ServeOptions::default()

@@ -32,6 +32,41 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+impl ToolAnnotations {
+    /// No hints.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets `readOnlyHint`.
+    #[must_use]
+    pub fn read_only(mut self, hint: bool) -> Self {
+        self.read_only_hint = Some(hint);
+        self
+    }
+
+    /// Sets `destructiveHint`.
+    #[must_use]
+    pub fn destructive(mut self, hint: bool) -> Self {
+        self.destructive_hint = Some(hint);
+        self
+    }
+
+    /// Sets `idempotentHint`.
+    #[must_use]
+    pub fn idempotent(mut self, hint: bool) -> Self {
+        self.idempotent_hint = Some(hint);
+        self
+    }
+
+    /// Sets `openWorldHint`.
+    #[must_use]
+    pub fn open_world(mut self, hint: bool) -> Self {
+        self.open_world_hint = Some(hint);
+        self
+    }
+}
+
 /// A tool definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -94,7 +94,7 @@ pub fn probe_tools(builder: ServerBuilder, runs: &Runs) -> ServerBuilder {
                                 .map_err(|e| HandlerError::failed(e.to_string()))?;
                         }
                         call.ctx
-                            .log(smcp_server::LogLevel::Info, None, json!("done"))
+                            .log(smcp_server::LoggingLevel::Info, None, json!("done"))
                             .await
                             .map_err(|e| HandlerError::failed(e.to_string()))?;
                         Ok(CallToolResult::text("done"))

@@ -80,7 +80,8 @@ pub struct CompleteRequestParams {
     /// What is being completed.
     #[serde(rename = "ref")]
     pub reference: CompletionReference,
-    /// The argument and its partial value.
+    /// The argument and its partial value (a JSON object).
+    #[serde(deserialize_with = "crate::basic::object_only")]
     pub argument: CompletionArgument,
     /// Extra context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +100,16 @@ pub struct Completion {
     /// Whether more matches exist than were returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
+}
+
+impl Completion {
+    /// Completion with these values.
+    pub fn values(values: Vec<String>) -> Self {
+        Self {
+            values,
+            ..Self::default()
+        }
+    }
 }
 
 /// The result of `completion/complete`.

@@ -1,0 +1,319 @@
+//! Building a [`Server`]: its identity, what it offers, its settings and its extensions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use serde_json::{Map, Value};
+use smcp_bus::{ChangeBus, InProcessBus};
+use smcp_proto::basic::Implementation;
+
+use super::catalog::{Catalog, Features};
+use super::completion::CompletionHandler;
+use super::error::BuildError;
+use super::extension::Extension;
+use super::listen::ListenRegistry;
+use super::mrtr::{KeyRing, MrtrConfig, ReplayGuard};
+use super::prompts::PromptBuilder;
+use super::reply::ServerMeta;
+use super::resources::ResourceBuilder;
+use super::server::{Server, Shared};
+use super::tools::ToolBuilder;
+use crate::config::{CacheConfig, Limits, ListenConfig};
+use crate::security::SecurityPolicy;
+
+/// Builder for a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolBuilder>,
+    resources: Vec<ResourceBuilder>,
+    prompts: Vec<PromptBuilder>,
+    completion: Option<Arc<dyn CompletionHandler>>,
+    features: Features,
+    security: SecurityPolicy,
+    limits: Limits,
+    listen: ListenConfig,
+    cache: CacheConfig,
+    mrtr: Option<MrtrConfig>,
+    replay: Option<Arc<dyn ReplayGuard>>,
+    bus: Option<Arc<dyn ChangeBus>>,
+    extensions: Vec<Arc<dyn Extension>>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("extensions", &self.extensions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// A server reporting itself as `name` / `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+            features: Features::default(),
+            security: SecurityPolicy::default(),
+            limits: Limits::default(),
+            listen: ListenConfig::default(),
+            cache: CacheConfig::default(),
+            mrtr: None,
+            replay: None,
+            bus: None,
+            extensions: Vec::new(),
+        }
+    }
+
+    /// A human-readable title for the server.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// A description of the server.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// The server's website.
+    #[must_use]
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Instructions returned by `server/discover`.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool (see [`crate::tool`]).
+    #[must_use]
+    pub fn tool(mut self, tool: ToolBuilder) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds a resource or a resource template (see [`crate::resource`],
+    /// [`crate::resource_template`]).
+    #[must_use]
+    pub fn resource(mut self, resource: ResourceBuilder) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a prompt (see [`crate::prompt`]).
+    #[must_use]
+    pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Serves `completion/complete` with this function (and advertises `completions`).
+    #[must_use]
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(super::completion::CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<
+                Output = Result<
+                    smcp_proto::server::utilities::completion::Completion,
+                    super::handler::HandlerError,
+                >,
+            > + Send
+            + 'static,
+    {
+        self.completion = Some(Arc::new(handler));
+        self
+    }
+
+    /// Advertises `logging`, so handlers' `ctx.log()` reaches requests that ask for logs.
+    #[must_use]
+    pub fn logging(mut self, enabled: bool) -> Self {
+        self.features.logging = enabled;
+        self
+    }
+
+    /// Advertises `tools.listChanged`: listeners may opt into
+    /// `notifications/tools/list_changed`, sent when the tool set changes at runtime
+    /// ([`Server::add_tool`] and friends, or [`Server::publish`]). Also advertises `tools`
+    /// itself, even while the server has none yet.
+    ///
+    /// Runtime changes work without it (and are still published on the bus), but a client
+    /// can only opt into notifications the server advertises, so set it when tools change.
+    #[must_use]
+    pub fn tools_list_changed(mut self, enabled: bool) -> Self {
+        self.features.tools_list_changed = enabled;
+        self
+    }
+
+    /// Advertises `prompts.listChanged` (see [`ServerBuilder::tools_list_changed`]).
+    #[must_use]
+    pub fn prompts_list_changed(mut self, enabled: bool) -> Self {
+        self.features.prompts_list_changed = enabled;
+        self
+    }
+
+    /// Advertises `resources.listChanged` (see [`ServerBuilder::tools_list_changed`]).
+    #[must_use]
+    pub fn resources_list_changed(mut self, enabled: bool) -> Self {
+        self.features.resources_list_changed = enabled;
+        self
+    }
+
+    /// Advertises all three `listChanged` flags.
+    #[must_use]
+    pub fn list_changed(self, enabled: bool) -> Self {
+        self.tools_list_changed(enabled)
+            .prompts_list_changed(enabled)
+            .resources_list_changed(enabled)
+    }
+
+    /// Advertises `resources.subscribe`: listeners may name URIs in `resourceSubscriptions`
+    /// and receive `notifications/resources/updated` when the application calls
+    /// [`Server::notify_resource_updated`] for one of them or a sub-resource.
+    #[must_use]
+    pub fn resources_subscribe(mut self, enabled: bool) -> Self {
+        self.features.resources_subscribe = enabled;
+        self
+    }
+
+    /// The bus changes are published to and listen streams subscribe to. Default: a new
+    /// [`InProcessBus`] per server. Give several servers (or instances) one bus to share
+    /// notifications between them.
+    #[must_use]
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Limits and keep-alive of `subscriptions/listen` streams.
+    #[must_use]
+    pub fn listen(mut self, config: ListenConfig) -> Self {
+        self.listen = config;
+        self
+    }
+
+    /// Host and Origin allow-lists (default: loopback only).
+    #[must_use]
+    pub fn security(mut self, policy: SecurityPolicy) -> Self {
+        self.security = policy;
+        self
+    }
+
+    /// Request limits.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Caching hints for the cacheable methods.
+    #[must_use]
+    pub fn cache(mut self, cache: CacheConfig) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Multi round-trip settings: the `requestState` key ring, TTL and caps. Without it the
+    /// server seals with a random key of its own, so retries only work on this instance.
+    #[must_use]
+    pub fn mrtr(mut self, config: MrtrConfig) -> Self {
+        self.mrtr = Some(config);
+        self
+    }
+
+    /// The guard that makes `requestState` single-use for tools that ask for it.
+    #[must_use]
+    pub fn replay_guard(mut self, guard: impl ReplayGuard) -> Self {
+        self.replay = Some(Arc::new(guard));
+        self
+    }
+
+    /// Registers a protocol extension (see [`crate::extension`]), e.g. SEP-2631 file
+    /// transfer from `smcp-files`. Extensions wrap tool calls in registration order, the
+    /// first outermost.
+    #[must_use]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Arc::new(extension));
+        self
+    }
+
+    /// Validates every definition and builds the server.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let extensions: Arc<[Arc<dyn Extension>]> = self.extensions.into();
+        let mut extension_methods = HashMap::new();
+        for extension in extensions.iter() {
+            for spec in extension.methods() {
+                if smcp_proto::jsonrpc::ClientRequest::models(spec.method)
+                    || extension_methods
+                        .insert(spec.method, (extension.clone(), spec))
+                        .is_some()
+                {
+                    return Err(BuildError::DuplicateMethod {
+                        method: spec.method,
+                        extension: extension.name(),
+                    });
+                }
+            }
+        }
+        let mut catalog = Catalog::default();
+        for t in self.tools {
+            let entry = t.build(&extensions)?;
+            if entry.single_use_state && self.replay.is_none() {
+                return Err(BuildError::MissingReplayGuard(entry.name().to_owned()));
+            }
+            catalog.add_tool(entry)?;
+        }
+        for r in self.resources {
+            catalog.add_resource(r.build()?)?;
+        }
+        for p in self.prompts {
+            catalog.add_prompt(p.build()?)?;
+        }
+        let mrtr = match self.mrtr {
+            Some(config) => config,
+            None => MrtrConfig::new(KeyRing::ephemeral()?),
+        };
+        let mut features = self.features;
+        features.completions = self.completion.is_some();
+        catalog.seal(&features, &extensions);
+        let mut server_meta = Map::new();
+        server_meta.insert(
+            smcp_proto::meta::SERVER_INFO.to_owned(),
+            serde_json::to_value(&self.info).unwrap_or(Value::Null),
+        );
+        Ok(Server {
+            shared: Arc::new(Shared {
+                server_meta: ServerMeta::new(server_meta),
+                instructions: self.instructions,
+                features,
+                security: self.security,
+                limits: self.limits,
+                listen: self.listen,
+                cache: self.cache,
+                catalog: RwLock::new(Arc::new(catalog)),
+                completion: self.completion,
+                mrtr,
+                replay: self.replay,
+                bus: self
+                    .bus
+                    .unwrap_or_else(|| Arc::new(InProcessBus::new()) as Arc<dyn ChangeBus>),
+                listeners: Arc::new(ListenRegistry::default()),
+                extensions,
+                extension_methods,
+            }),
+        })
+    }
+}

@@ -1,0 +1,518 @@
+//! The per-request context handed to every handler.
+//!
+//! It carries what the request declared (client capabilities, `_meta`), the way to talk back
+//! on the request's own response stream (progress, log messages), and the cancellation token
+//! that fires when the client closes that stream. Nothing in it outlives the request, and
+//! nothing is keyed by connection: the server is stateless between requests.
+
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use smcp_proto::basic::LoggingLevel;
+use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::meta;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// The authenticated caller, as established by an authentication layer in front of the
+/// server (over HTTP: insert it as a request extension). `requestState` and SEP-2631 files are
+/// bound to it, so what was minted for one principal is refused to another.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal(pub String);
+
+/// Why a progress or log message could not be sent.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NotifyError {
+    /// The client closed the response stream; stop working.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// `progress` must strictly increase (`basic/patterns/progress.mdx`).
+    #[error("progress must increase: {next} is not above {last}")]
+    ProgressNotIncreasing {
+        /// The last value sent.
+        last: f64,
+        /// The rejected value.
+        next: f64,
+    },
+}
+
+/// How a transport frames one message on its stream: the bytes before and after the JSON
+/// (SSE: `data: ` and a blank line; newline-delimited JSON: nothing and a newline). The core
+/// writes a notification straight into its frame, in one buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framing {
+    /// Written before the JSON.
+    pub prefix: &'static [u8],
+    /// Written after the JSON.
+    pub suffix: &'static [u8],
+}
+
+impl Framing {
+    /// `prefix`, `json`, `suffix` in one buffer.
+    pub fn frame(&self, json: &[u8]) -> Bytes {
+        let mut out = Vec::with_capacity(self.prefix.len() + json.len() + self.suffix.len());
+        out.extend_from_slice(self.prefix);
+        out.extend_from_slice(json);
+        out.extend_from_slice(self.suffix);
+        Bytes::from(out)
+    }
+}
+
+/// Where the notifications of one request go: framed messages on a bounded channel.
+#[derive(Debug, Clone)]
+pub(crate) struct EventSink {
+    pub(crate) tx: mpsc::Sender<Bytes>,
+    pub(crate) framing: Framing,
+}
+
+/// Everything a handler may know about and do for its request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    inner: Arc<ContextInner>,
+}
+
+#[derive(Debug)]
+struct ContextInner {
+    id: RequestId,
+    method: Cow<'static, str>,
+    /// `params._meta` as received (a slice of the request body); parsed on first use (most
+    /// handlers never look).
+    meta_raw: Option<Bytes>,
+    meta: OnceLock<Map<String, Value>>,
+    progress_token: Option<Value>,
+    log_level: Option<LoggingLevel>,
+    logging_enabled: bool,
+    events: Option<EventSink>,
+    last_progress: Mutex<Option<f64>>,
+    cancel: CancellationToken,
+    principal: Option<Principal>,
+    server: ServerRef,
+}
+
+/// The server serving the request, without dumping its catalog into `Debug` output.
+struct ServerRef(Option<crate::Server>);
+
+impl std::fmt::Debug for ServerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Server" } else { "None" })
+    }
+}
+
+/// Where a context's `_meta` comes from.
+#[derive(Debug)]
+pub(crate) enum MetaSource {
+    /// Raw JSON from the request (a JSON object), parsed on first use.
+    Raw(Bytes),
+    /// Already parsed (detached contexts).
+    Parsed(Map<String, Value>),
+}
+
+pub(crate) struct ContextParts {
+    pub(crate) id: RequestId,
+    pub(crate) method: Cow<'static, str>,
+    pub(crate) meta: MetaSource,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) logging_enabled: bool,
+    pub(crate) events: Option<EventSink>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) principal: Option<Principal>,
+    pub(crate) server: Option<crate::Server>,
+}
+
+impl RequestContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        let (meta_raw, meta) = match parts.meta {
+            MetaSource::Raw(raw) => (Some(raw), OnceLock::new()),
+            MetaSource::Parsed(map) => (None, OnceLock::from(map)),
+        };
+        Self {
+            inner: Arc::new(ContextInner {
+                id: parts.id,
+                method: parts.method,
+                meta_raw,
+                meta,
+                progress_token: parts.progress_token,
+                log_level: parts.log_level,
+                logging_enabled: parts.logging_enabled,
+                events: parts.events,
+                last_progress: Mutex::new(None),
+                cancel: parts.cancel,
+                principal: parts.principal,
+                server: ServerRef(parts.server),
+            }),
+        }
+    }
+
+    /// A context for calling a handler directly, e.g. in a unit test: no stream, never
+    /// cancelled unless `cancel` fires.
+    pub fn detached(
+        id: RequestId,
+        method: &str,
+        meta: Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let progress_token = meta
+            .get(meta::PROGRESS_TOKEN)
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .cloned();
+        Self::new(ContextParts {
+            id,
+            method: Cow::Owned(method.to_owned()),
+            meta: MetaSource::Parsed(meta),
+            progress_token,
+            log_level: None,
+            logging_enabled: false,
+            events: None,
+            cancel,
+            principal: None,
+            server: None,
+        })
+    }
+
+    /// The same detached context, acting for `principal` (for tests of principal binding).
+    #[must_use]
+    pub fn with_principal(self, principal: Principal) -> Self {
+        let inner = &self.inner;
+        Self::new(ContextParts {
+            id: inner.id.clone(),
+            method: inner.method.clone(),
+            meta: MetaSource::Parsed(self.meta().clone()),
+            progress_token: inner.progress_token.clone(),
+            log_level: inner.log_level,
+            logging_enabled: inner.logging_enabled,
+            events: inner.events.clone(),
+            cancel: inner.cancel.clone(),
+            principal: Some(principal),
+            server: inner.server.0.clone(),
+        })
+    }
+
+    /// The authenticated caller, when an authentication layer established one.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_ref()
+    }
+
+    /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
+    /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
+    /// [`crate::Server::notify_resource_updated`].
+    pub fn server(&self) -> Option<&crate::Server> {
+        self.inner.server.0.as_ref()
+    }
+
+    /// The JSON-RPC id of this request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method being served.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The request's `params._meta` object.
+    pub fn meta(&self) -> &Map<String, Value> {
+        self.inner.meta.get_or_init(|| {
+            self.inner
+                .meta_raw
+                .as_ref()
+                .and_then(|raw| serde_json::from_slice(raw).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    /// The `ClientCapabilities` declared on *this* request.
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        static NONE: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+        match self.meta().get(meta::CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => caps,
+            _ => &NONE,
+        }
+    }
+
+    /// Whether the client declared the capability at this path, e.g. `["elicitation"]` or
+    /// `["sampling", "tools"]`. A capability is declared when its member is an object.
+    pub fn has_capability(&self, path: &[&str]) -> bool {
+        let mut current = self.client_capabilities();
+        for (i, key) in path.iter().enumerate() {
+            match current.get(*key) {
+                Some(Value::Object(next)) => current = next,
+                Some(Value::Bool(true)) if i + 1 == path.len() => return true,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// The progress token the client sent, if any.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.inner.progress_token.as_ref()
+    }
+
+    /// Whether the client has gone away (closed the response stream).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the client closes the response stream.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await;
+    }
+
+    /// A clone of the cancellation token, to hand to work spawned by the handler.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Sends `notifications/progress`. A no-op when the client sent no progress token or
+    /// the response cannot stream; fails when the request was cancelled or the value does
+    /// not increase. Waits when the client reads slowly (bounded buffer).
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), NotifyError> {
+        if self.is_cancelled() {
+            return Err(NotifyError::Cancelled);
+        }
+        let Some(token) = &self.inner.progress_token else {
+            return Ok(());
+        };
+        {
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(prev) = *last
+                && progress <= prev
+            {
+                return Err(NotifyError::ProgressNotIncreasing {
+                    last: prev,
+                    next: progress,
+                });
+            }
+            *last = Some(progress);
+        }
+        let params = ProgressParams {
+            progress_token: token,
+            progress: WireNumber(progress),
+            total: total.map(WireNumber),
+            message,
+        };
+        self.emit("notifications/progress", &params).await
+    }
+
+    /// Sends `notifications/message` when the request asked for logs at or below `level`
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`) and the server declared logging.
+    /// Otherwise does nothing: a server must not log to a request that did not opt in.
+    pub async fn log(
+        &self,
+        level: LoggingLevel,
+        logger: Option<&str>,
+        data: Value,
+    ) -> Result<(), NotifyError> {
+        if self.is_cancelled() {
+            return Err(NotifyError::Cancelled);
+        }
+        let Some(min) = self.inner.log_level else {
+            return Ok(());
+        };
+        if !self.inner.logging_enabled || level < min {
+            return Ok(());
+        }
+        let params = LogParams {
+            level,
+            logger,
+            data: &data,
+        };
+        self.emit("notifications/message", &params).await
+    }
+
+    /// Sends a notification as one framed message, serialized straight into its frame.
+    async fn emit<P: Serialize + Sync>(
+        &self,
+        method: &'static str,
+        params: &P,
+    ) -> Result<(), NotifyError> {
+        let Some(events) = &self.inner.events else {
+            return Ok(());
+        };
+        let frame = notification_frame(events.framing, method, params)
+            .map_err(|_| NotifyError::Cancelled)?;
+        // Callers checked for cancellation; a buffer with room takes the event at once.
+        let frame = match events.tx.try_send(Bytes::from(frame)) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(NotifyError::Cancelled),
+            Err(mpsc::error::TrySendError::Full(frame)) => frame,
+        };
+        tokio::select! {
+            biased;
+            () = self.inner.cancel.cancelled() => Err(NotifyError::Cancelled),
+            sent = events.tx.send(frame) => sent.map_err(|_| NotifyError::Cancelled),
+        }
+    }
+}
+
+/// `notifications/progress` params, in the order the schema lists them.
+#[derive(Serialize)]
+struct ProgressParams<'a> {
+    #[serde(rename = "progressToken")]
+    progress_token: &'a Value,
+    progress: WireNumber,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<WireNumber>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
+/// `notifications/message` params, in the order the schema lists them.
+#[derive(Serialize)]
+struct LogParams<'a> {
+    level: LoggingLevel,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logger: Option<&'a str>,
+    data: &'a Value,
+}
+
+/// A JSON-RPC notification, borrowed.
+#[derive(Serialize)]
+struct NotificationRef<'a, P> {
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a P,
+}
+
+/// A notification in its frame. Compact JSON has no line breaks (they are escaped inside
+/// strings), so an SSE event is one `data:` line and a JSON line is one line.
+fn notification_frame<P: Serialize>(
+    framing: Framing,
+    method: &'static str,
+    params: &P,
+) -> serde_json::Result<Vec<u8>> {
+    let mut frame = Vec::with_capacity(160);
+    frame.extend_from_slice(framing.prefix);
+    serde_json::to_writer(
+        &mut frame,
+        &NotificationRef {
+            jsonrpc: smcp_proto::JSONRPC_VERSION,
+            method,
+            params,
+        },
+    )?;
+    frame.extend_from_slice(framing.suffix);
+    Ok(frame)
+}
+
+/// A progress value on the wire: integers stay integers (`50`, not `50.0`); a value that is
+/// not finite is `null`, as for a `serde_json::Number`.
+struct WireNumber(f64);
+
+impl Serialize for WireNumber {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+            #[allow(clippy::cast_possible_truncation)]
+            serializer.serialize_i64(v as i64)
+        } else if v.is_finite() {
+            serializer.serialize_f64(v)
+        } else {
+            serializer.serialize_unit()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use smcp_proto::jsonrpc::Notification;
+
+    const SSE: Framing = Framing {
+        prefix: b"data: ",
+        suffix: b"\n\n",
+    };
+
+    /// The reference: the notification as a `Value`, then framed by the SSE encoder.
+    fn via_value(method: &str, params: Value) -> Vec<u8> {
+        let json = serde_json::to_vec(&Notification {
+            method: method.to_owned(),
+            params: Some(params),
+        })
+        .unwrap();
+        let mut frame = Vec::new();
+        smcp_proto::sse::encode_event(&json, &mut frame);
+        frame
+    }
+
+    #[test]
+    fn progress_frames_match_the_value_route() {
+        let cases = [
+            (json!("tok"), 1.0, None, None),
+            (json!(7), 2.5, Some(10.0), Some("half\nway \u{e9}\"q\"")),
+            (json!(-3), 1e300, Some(f64::INFINITY), None),
+            (json!("t"), f64::NAN, None, Some("")),
+            (json!("t"), 9_007_199_254_740_993.0, Some(0.0), None),
+        ];
+        for (token, progress, total, message) in cases {
+            let mut params = Map::new();
+            params.insert("progressToken".into(), token.clone());
+            let number = |v: f64| {
+                if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+                    #[allow(clippy::cast_possible_truncation)]
+                    Value::from(v as i64)
+                } else {
+                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+                }
+            };
+            params.insert("progress".into(), number(progress));
+            if let Some(total) = total {
+                params.insert("total".into(), number(total));
+            }
+            if let Some(message) = message {
+                params.insert("message".into(), Value::String(message.to_owned()));
+            }
+            let typed = ProgressParams {
+                progress_token: &token,
+                progress: WireNumber(progress),
+                total: total.map(WireNumber),
+                message,
+            };
+            assert_eq!(
+                String::from_utf8(
+                    notification_frame(SSE, "notifications/progress", &typed).unwrap()
+                )
+                .unwrap(),
+                String::from_utf8(via_value("notifications/progress", Value::Object(params)))
+                    .unwrap(),
+                "{token} {progress} {total:?} {message:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_frames_match_the_value_route() {
+        for logger in [None, Some("db\nlayer")] {
+            let data = json!({"b": [1, "two\r\n"], "a": null});
+            let mut params = Map::new();
+            params.insert("level".into(), json!("warning"));
+            if let Some(logger) = logger {
+                params.insert("logger".into(), json!(logger));
+            }
+            params.insert("data".into(), data.clone());
+            let typed = LogParams {
+                level: LoggingLevel::Warning,
+                logger,
+                data: &data,
+            };
+            assert_eq!(
+                notification_frame(SSE, "notifications/message", &typed).unwrap(),
+                via_value("notifications/message", Value::Object(params))
+            );
+        }
+    }
+}

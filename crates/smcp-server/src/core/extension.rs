@@ -1,0 +1,271 @@
+//! The extension seam: how a protocol extension plugs into the core without the core knowing
+//! it.
+//!
+//! An [`Extension`] can
+//!
+//! 1. **advertise** itself in `server/discover`'s capabilities ([`Extension::capabilities`]);
+//! 2. **serve methods** of its own ([`Extension::methods`], [`Extension::call`]), routed by the
+//!    same dispatch as the core's, with the params member `Mcp-Name` mirrors declared per
+//!    method so the HTTP layer checks the header as for `tools/call`;
+//! 3. **look at every tool** as it is registered, at build time or at runtime
+//!    ([`Extension::register_tool`]): refuse a definition it cannot serve, or attach data the
+//!    tool's calls will need ([`ToolData`]);
+//! 4. **wrap every `tools/call`** ([`Extension::tool_call`]): resolve arguments before the
+//!    handler runs (and hand the results to it through [`ToolCall::extensions`]), answer
+//!    without running it, or gate its result after — or run it elsewhere and answer with
+//!    something else (a task handle), since [`Next`] can be moved into a spawned task;
+//! 5. **gate `resources/read`** results after the handler ([`Extension::resource_read`]).
+//!
+//! Extensions run in registration order: the first registered is the outermost wrapper.
+//! A server without extensions pays nothing: its tool calls go straight to the handler.
+//!
+//! SEP-2631 file transfer (`smcp-files`) is implemented entirely through this seam. Other
+//! seams serve the other cross-cutting concerns: the caller's identity arrives as a
+//! [`crate::Principal`] on the request context (an authentication layer supplies it), and
+//! state shared between instances sits behind traits ([`crate::ChangeBus`],
+//! [`crate::mrtr::ReplayGuard`]).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use smcp_proto::capabilities::ServerCapabilities;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::server::resources::ReadResourceResult;
+use smcp_proto::server::tools::{CallToolResult, Tool};
+
+use super::context::RequestContext;
+use super::handler::HandlerError;
+use super::tools::{BoxFuture, ToolCall, ToolHandler};
+
+/// A method an extension serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodSpec {
+    /// The JSON-RPC method, e.g. `"files/authorizeUpload"`.
+    pub method: &'static str,
+    /// The params member the `Mcp-Name` header must mirror (e.g. `"taskId"`), if any.
+    pub name_member: Option<&'static str>,
+}
+
+impl MethodSpec {
+    /// A method whose requests carry no `Mcp-Name`.
+    pub const fn new(method: &'static str) -> Self {
+        Self {
+            method,
+            name_member: None,
+        }
+    }
+
+    /// A method whose `Mcp-Name` header mirrors `params[member]`.
+    #[must_use]
+    pub const fn named_by(mut self, member: &'static str) -> Self {
+        self.name_member = Some(member);
+        self
+    }
+}
+
+/// One request for a method an extension serves.
+#[derive(Debug)]
+pub struct ExtensionRequest {
+    /// The method (one of [`Extension::methods`]).
+    pub method: &'static str,
+    /// `params` without `_meta`.
+    pub params: Map<String, Value>,
+    /// The request context: client capabilities, principal, cancellation, …
+    pub ctx: RequestContext,
+}
+
+/// What an extension method answers: a result object (the server adds `resultType` when it
+/// is missing and its own `_meta`), or a JSON-RPC error.
+pub type ExtensionResult = Result<Map<String, Value>, ErrorObject>;
+
+/// What a wrapped `tools/call` ends with.
+#[derive(Debug)]
+pub enum ToolReply {
+    /// The tool's result (possibly changed by an extension on the way out).
+    Complete(CallToolResult),
+    /// Another result shape an extension answers with instead, e.g. a task handle.
+    Other(Map<String, Value>),
+}
+
+/// The outcome of a wrapped `tools/call`: a reply, or the handler's error (`input_required`
+/// among them, which the core turns into an `InputRequiredResult`).
+pub type ToolOutcome = Result<ToolReply, HandlerError>;
+
+/// A protocol extension. Every method has a default that does nothing, so an extension
+/// implements only the hooks it needs.
+pub trait Extension: Send + Sync + 'static {
+    /// A name for logs and errors, e.g. `"io.modelcontextprotocol/files"`.
+    fn name(&self) -> &'static str;
+
+    /// Adds the extension to `server/discover`'s `capabilities`.
+    fn capabilities(&self, capabilities: &mut ServerCapabilities) {
+        let _ = capabilities;
+    }
+
+    /// The methods this extension serves. Asked once, when the server is built.
+    fn methods(&self) -> Vec<MethodSpec> {
+        Vec::new()
+    }
+
+    /// Serves one of [`Extension::methods`].
+    fn call(&self, request: ExtensionRequest) -> BoxFuture<ExtensionResult> {
+        let method = request.method;
+        Box::pin(async move { Err(ErrorObject::method_not_found(method)) })
+    }
+
+    /// Looks at a tool as it is registered. `Err` refuses the definition (the message says
+    /// why, naming the offending part of the tool); data put in `data` is available to every
+    /// call of the tool ([`ToolCall::tool_data`]).
+    fn register_tool(&self, tool: &Tool, data: &mut ToolData) -> Result<(), String> {
+        let _ = (tool, data);
+        Ok(())
+    }
+
+    /// Wraps a `tools/call`: by default it just runs `next` (the remaining extensions, then
+    /// the handler).
+    fn tool_call(&self, call: ToolCall, next: Next) -> BoxFuture<ToolOutcome> {
+        next.run(call)
+    }
+
+    /// Looks at a `resources/read` result before it is sent (e.g. to gate contents the
+    /// client cannot use).
+    fn resource_read(&self, ctx: &RequestContext, result: &mut ReadResourceResult) {
+        let _ = (ctx, result);
+    }
+}
+
+impl fmt::Debug for dyn Extension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Extension({})", self.name())
+    }
+}
+
+/// The rest of a `tools/call` chain: the extensions after this one, then the handler.
+/// `'static`, so an extension may run it in a task of its own.
+pub struct Next {
+    extensions: Arc<[Arc<dyn Extension>]>,
+    index: usize,
+    handler: Arc<dyn ToolHandler>,
+}
+
+impl fmt::Debug for Next {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Next")
+            .field("remaining", &(self.extensions.len() - self.index))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Next {
+    /// The whole chain for a tool with `handler`.
+    pub(crate) fn chain(
+        extensions: Arc<[Arc<dyn Extension>]>,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Self {
+        Self {
+            extensions,
+            index: 0,
+            handler,
+        }
+    }
+
+    /// Runs the rest of the chain.
+    pub fn run(self, call: ToolCall) -> BoxFuture<ToolOutcome> {
+        match self.extensions.get(self.index).cloned() {
+            Some(extension) => extension.tool_call(
+                call,
+                Self {
+                    extensions: self.extensions,
+                    index: self.index + 1,
+                    handler: self.handler,
+                },
+            ),
+            None => {
+                let fut = self.handler.call(call);
+                Box::pin(async move { fut.await.map(ToolReply::Complete) })
+            }
+        }
+    }
+}
+
+/// A small map from type to value: what extensions attach to a tool at registration
+/// ([`ToolData`]) and to a call before its handler runs ([`ToolCall::extensions`]).
+/// Empty costs nothing.
+#[derive(Default)]
+pub struct Extensions {
+    // Boxed: one word while empty (every tool call carries one), a map only when used.
+    #[allow(clippy::box_collection, reason = "keeps an empty map one word wide")]
+    map: Option<Box<HashMap<TypeId, Box<dyn Any + Send + Sync>>>>,
+}
+
+/// What extensions attached to a tool when it was registered.
+pub type ToolData = Extensions;
+
+impl fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Extensions")
+            .field("len", &self.map.as_ref().map_or(0, |m| m.len()))
+            .finish()
+    }
+}
+
+impl Extensions {
+    /// Nothing attached.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Attaches `value`, replacing a value of the same type; returns the old one.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) -> Option<T> {
+        self.map
+            .get_or_insert_with(Box::default)
+            .insert(TypeId::of::<T>(), Box::new(value))
+            .and_then(|old| old.downcast().ok().map(|b| *b))
+    }
+
+    /// The attached value of type `T`.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.map
+            .as_ref()?
+            .get(&TypeId::of::<T>())?
+            .downcast_ref::<T>()
+    }
+
+    /// The attached value of type `T`, mutably.
+    pub fn get_mut<T: Any + Send + Sync>(&mut self) -> Option<&mut T> {
+        self.map
+            .as_mut()?
+            .get_mut(&TypeId::of::<T>())?
+            .downcast_mut::<T>()
+    }
+
+    /// Detaches the value of type `T`.
+    pub fn remove<T: Any + Send + Sync>(&mut self) -> Option<T> {
+        self.map
+            .as_mut()?
+            .remove(&TypeId::of::<T>())
+            .and_then(|b| b.downcast().ok().map(|b| *b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_map_by_type() {
+        let mut e = Extensions::new();
+        assert!(e.get::<u32>().is_none());
+        assert_eq!(e.insert(7u32), None);
+        assert_eq!(e.insert(8u32), Some(7));
+        e.insert("s");
+        assert_eq!(e.get::<u32>(), Some(&8));
+        *e.get_mut::<u32>().unwrap() += 1;
+        assert_eq!(e.remove::<u32>(), Some(9));
+        assert_eq!(e.get::<&str>(), Some(&"s"));
+        assert!(e.get::<u32>().is_none());
+    }
+}

@@ -1,0 +1,273 @@
+//! `subscriptions/listen`, the protocol side (`basic/patterns/subscriptions.mdx`,
+//! REQUIREMENTS A7): which part of a filter the server honours, the acknowledgement and the
+//! graceful-close result, how a change becomes a notification, and how many streams are open.
+//! A transport turns a [`ListenPlan`] into a stream (over HTTP: an SSE response body).
+//!
+//! Decisions where the spec is silent:
+//! * A server that advertises no `listChanged` and no `resources.subscribe` has nothing to
+//!   deliver: `subscriptions/listen` is then an unknown method (−32601).
+//! * Unknown filter keys are ignored; `null` counts as omitted; `false` is honoured by
+//!   omission from the acknowledgement. More `resourceSubscriptions` than
+//!   [`ListenConfig::max_resource_subscriptions`] is −32602.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use serde_json::Map;
+use smcp_bus::{Change, Interest};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{Notification, RequestId};
+use smcp_proto::meta;
+use smcp_proto::patterns::subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::context::Framing;
+use super::reply::{Reply, response_bytes};
+use super::server::Shared;
+use crate::config::ListenConfig;
+
+/// The open listen streams of one server instance.
+#[derive(Debug, Default)]
+pub(crate) struct ListenRegistry {
+    counts: Mutex<Counts>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    total: usize,
+    per_address: HashMap<IpAddr, usize>,
+}
+
+/// Why a stream could not be opened.
+pub(crate) enum Refusal {
+    ShuttingDown,
+    Total(usize),
+    Address(usize),
+}
+
+impl ListenRegistry {
+    pub(crate) fn open(&self) -> usize {
+        self.counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .total
+    }
+
+    pub(crate) fn shutdown(&self) {
+        self.shutdown.cancel();
+    }
+
+    pub(crate) fn acquire(
+        self: &Arc<Self>,
+        address: Option<IpAddr>,
+        config: &ListenConfig,
+    ) -> Result<Slot, Refusal> {
+        if self.shutdown.is_cancelled() {
+            return Err(Refusal::ShuttingDown);
+        }
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        if counts.total >= config.max_streams {
+            return Err(Refusal::Total(config.max_streams));
+        }
+        if let Some(address) = address {
+            let n = counts.per_address.entry(address).or_insert(0);
+            if *n >= config.max_streams_per_address {
+                return Err(Refusal::Address(config.max_streams_per_address));
+            }
+            *n += 1;
+        }
+        counts.total += 1;
+        Ok(Slot {
+            registry: self.clone(),
+            address,
+        })
+    }
+}
+
+/// One counted stream; dropping it gives the place back.
+pub(crate) struct Slot {
+    registry: Arc<ListenRegistry>,
+    address: Option<IpAddr>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self
+            .registry
+            .counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        counts.total = counts.total.saturating_sub(1);
+        if let Some(address) = self.address
+            && let Some(n) = counts.per_address.get_mut(&address)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.per_address.remove(&address);
+            }
+        }
+    }
+}
+
+/// A listen request the core accepted: what to subscribe to and what to send.
+#[derive(Debug)]
+pub(crate) struct ListenPlan {
+    /// What the bus should deliver.
+    pub(crate) interest: Interest,
+    /// `notifications/subscriptions/acknowledged`, JSON.
+    pub(crate) ack: Vec<u8>,
+    /// The graceful-close response, JSON.
+    pub(crate) close: Vec<u8>,
+    /// The listen id as JSON text, spliced into every notification.
+    pub(crate) id_json: Box<str>,
+}
+
+/// Validates the filter and works out what the server honours: what the client asked for and
+/// the server advertises.
+pub(crate) fn plan(
+    shared: &Shared,
+    id: &RequestId,
+    params: SubscriptionsListenRequestParams,
+) -> Result<ListenPlan, ErrorObject> {
+    let requested = params.notifications;
+    if let Some(uris) = &requested.resource_subscriptions
+        && uris.len() > shared.listen.max_resource_subscriptions
+    {
+        return Err(ErrorObject::invalid_params(format!(
+            "\"params.notifications.resourceSubscriptions\" has {} URIs; at most {} are allowed",
+            uris.len(),
+            shared.listen.max_resource_subscriptions
+        )));
+    }
+    let f = &shared.features;
+    let on = |asked: Option<bool>, offered: bool| asked == Some(true) && offered;
+    let interest = Interest {
+        tools_list_changed: on(requested.tools_list_changed, f.tools_list_changed),
+        prompts_list_changed: on(requested.prompts_list_changed, f.prompts_list_changed),
+        resources_list_changed: on(requested.resources_list_changed, f.resources_list_changed),
+        resource_uris: if f.resources_subscribe {
+            requested.resource_subscriptions.clone().unwrap_or_default()
+        } else {
+            Vec::new()
+        },
+    };
+    let flag = |b: bool| b.then_some(true);
+    let honoured = SubscriptionFilter {
+        tools_list_changed: flag(interest.tools_list_changed),
+        prompts_list_changed: flag(interest.prompts_list_changed),
+        resources_list_changed: flag(interest.resources_list_changed),
+        resource_subscriptions: if f.resources_subscribe {
+            requested.resource_subscriptions
+        } else {
+            None
+        },
+    };
+    let id_value = id.to_value();
+    let mut subscription = Map::new();
+    subscription.insert(meta::SUBSCRIPTION_ID.to_owned(), id_value.clone());
+    let ack = serde_json::to_vec(&Notification::new(
+        smcp_proto::messages::method::SUBSCRIPTIONS_ACKNOWLEDGED,
+        Some(SubscriptionsAcknowledgedNotificationParams {
+            meta: Some(subscription.clone()),
+            notifications: honoured,
+        }),
+    ))
+    .map_err(|e| ErrorObject::internal(e.to_string()))?;
+    let close = response_bytes(
+        &shared.server_meta,
+        id,
+        Reply::Listen(SubscriptionsListenResult {
+            meta: Some(subscription),
+            result_type: Default::default(),
+        }),
+    );
+    Ok(ListenPlan {
+        interest,
+        ack,
+        close,
+        id_json: id_value.to_string().into_boxed_str(),
+    })
+}
+
+/// `{"jsonrpc":"2.0","method":…,"params":{"_meta":{subscriptionId},…}}` in its frame, in one
+/// buffer. Written by hand: the same few bytes go to every listener, each with its own id.
+pub(crate) fn render(framing: Framing, id_json: &str, change: &Change) -> Bytes {
+    let mut frame = Vec::with_capacity(176 + id_json.len());
+    frame.extend_from_slice(framing.prefix);
+    frame.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
+    frame.extend_from_slice(change.method().as_bytes());
+    frame.extend_from_slice(br#"","params":{"_meta":{""#);
+    frame.extend_from_slice(meta::SUBSCRIPTION_ID.as_bytes());
+    frame.extend_from_slice(br#"":"#);
+    frame.extend_from_slice(id_json.as_bytes());
+    frame.push(b'}');
+    if let Change::ResourceUpdated { uri } = change {
+        frame.extend_from_slice(br#","uri":"#);
+        // Serializing a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut frame, &**uri);
+    }
+    frame.extend_from_slice(b"}}");
+    frame.extend_from_slice(framing.suffix);
+    Bytes::from(frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+    use smcp_proto::jsonrpc::Message;
+
+    const SSE: Framing = Framing {
+        prefix: b"data: ",
+        suffix: b"\n\n",
+    };
+
+    /// The hand-written frame is exactly what the generic encoder makes of the notification.
+    #[test]
+    fn render_matches_the_generic_encoder() {
+        let changes = [
+            Change::ToolsListChanged,
+            Change::PromptsListChanged,
+            Change::ResourcesListChanged,
+            Change::ResourceUpdated {
+                uri: "file:///a \"quoted\"\nline/ü".into(),
+            },
+        ];
+        for id in [json!(7), json!("listen-1"), json!("quote\"d")] {
+            for change in &changes {
+                let mut params = Map::new();
+                params.insert(
+                    "_meta".to_owned(),
+                    json!({ meta::SUBSCRIPTION_ID: id.clone() }),
+                );
+                if let Change::ResourceUpdated { uri } = change {
+                    params.insert("uri".to_owned(), json!(&**uri));
+                }
+                let json = Message::Notification(Notification {
+                    method: change.method().to_owned(),
+                    params: Some(Value::Object(params)),
+                })
+                .to_vec();
+                for framing in [
+                    SSE,
+                    Framing {
+                        prefix: b"",
+                        suffix: b"\n",
+                    },
+                ] {
+                    assert_eq!(
+                        render(framing, &id.to_string(), change),
+                        framing.frame(&json),
+                        "{id} {change:?}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The protocol core: what a server offers and how a request is served, with no HTTP in it.
+//!
+//! A transport (the Streamable HTTP layer in [`crate::http`]; stdio or another byte stream
+//! later) reads a request, checks what only it can check (headers, media types), builds a
+//! [`RequestContext`](context::RequestContext) and hands the typed request to dispatch; it
+//! gets back a typed [`Reply`](reply::Reply), an error, a running handler, or a listen stream
+//! to open, and writes the answer in its own framing with the one response writer
+//! (`reply.rs`). Nothing here imports the HTTP layer.
+//!
+//! | module | responsibility |
+//! |---|---|
+//! | `builder`, `server`, `catalog`, `runtime` | building the server, its catalog snapshot, runtime changes |
+//! | [`tools`], [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
+//! | `dispatch` | routing every method, and the per-method rules |
+//! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
+//! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
+//! | [`extension`] | the seam extensions plug into (SEP-2631 files is one) |
+//! | [`keys`] | the one key ring and the one clock |
+//! | `listen` | `subscriptions/listen`, the protocol side |
+//! | [`reply`] | typed replies and the response writer |
+
+pub(crate) mod builder;
+pub(crate) mod catalog;
+pub mod completion;
+pub mod context;
+pub(crate) mod dispatch;
+pub mod error;
+pub mod extension;
+pub mod handler;
+pub mod keys;
+pub(crate) mod listen;
+pub(crate) mod meta;
+pub mod mrtr;
+pub(crate) mod pagination;
+pub mod prompts;
+pub mod reply;
+pub mod resources;
+mod runtime;
+pub(crate) mod schema;
+pub(crate) mod server;
+pub mod tools;
+mod uri_template;

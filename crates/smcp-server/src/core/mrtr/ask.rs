@@ -1,0 +1,233 @@
+//! What a handler can ask the client for, one line per question.
+//!
+//! ```no_run
+//! # use smcp_server::{mrtr, HandlerError, ToolCall};
+//! # use serde_json::json;
+//! # async fn handler(call: ToolCall) -> Result<(), HandlerError> {
+//! // One input…
+//! let answer = call.input.ask(mrtr::elicit_form(
+//!     "confirm",
+//!     "Delete 3 files?",
+//!     json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+//! ))?;
+//! // …or several in the same round.
+//! let (name, roots) = call.input.ask((
+//!     mrtr::elicit_form("name", "Your name?", json!({"type": "object", "properties": {"name": {"type": "string"}}})),
+//!     mrtr::list_roots("roots"),
+//! ))?;
+//! # Ok(()) }
+//! ```
+//!
+//! An answer that does not fit the question (an elicitation result whose content does not
+//! match `requestedSchema`, a sampling result of the wrong shape) is treated as no answer: the
+//! question is asked again. Questions the client did not declare it can answer on this request
+//! are never sent; the call fails with −32021 instead.
+
+use serde_json::Value;
+use smcp_proto::client::elicitation::{
+    ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitRequestURLParams,
+    ElicitResult,
+};
+use smcp_proto::client::roots::ListRootsResult;
+use smcp_proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use smcp_proto::patterns::mrtr::InputRequest;
+
+use super::input::Input;
+use crate::core::handler::HandlerError;
+use crate::core::schema::SchemaValidator;
+
+/// One question to the client.
+pub trait Ask {
+    /// The typed answer.
+    type Output;
+    /// The key in `inputRequests` / `inputResponses`.
+    fn key(&self) -> &str;
+    /// The request sent when there is no usable answer yet.
+    fn request(&self) -> Result<InputRequest, HandlerError>;
+    /// The typed answer, if `response` is a valid answer to this question.
+    fn accept(&self, response: &Value) -> Option<Self::Output>;
+}
+
+/// One question or a tuple of up to five, answered together in one round.
+pub trait AskSet {
+    /// The answers, in the same shape.
+    type Output;
+    /// Every answer, or `HandlerError::InputRequired` asking for all that are missing.
+    fn resolve(self, input: &Input) -> Result<Self::Output, HandlerError>;
+}
+
+impl<A: Ask> AskSet for A {
+    type Output = A::Output;
+    fn resolve(self, input: &Input) -> Result<A::Output, HandlerError> {
+        let mut missing = Vec::new();
+        match input.lookup(&self, &mut missing)? {
+            Some(answer) => Ok(answer),
+            None => Err(input.input_required(missing)),
+        }
+    }
+}
+
+macro_rules! ask_tuple {
+    ($($name:ident $idx:tt),+) => {
+        impl<$($name: Ask),+> AskSet for ($($name,)+) {
+            type Output = ($($name::Output,)+);
+            #[allow(non_snake_case)]
+            fn resolve(self, input: &Input) -> Result<Self::Output, HandlerError> {
+                let mut missing = Vec::new();
+                $(let $name = input.lookup(&self.$idx, &mut missing)?;)+
+                match ($($name,)+) {
+                    ($(Some($name),)+) => Ok(($($name,)+)),
+                    _ => Err(input.input_required(missing)),
+                }
+            }
+        }
+    };
+}
+
+ask_tuple!(A 0, B 1);
+ask_tuple!(A 0, B 1, C 2);
+ask_tuple!(A 0, B 1, C 2, D 3);
+ask_tuple!(A 0, B 1, C 2, D 3, E 4);
+
+/// An `elicitation/create` question.
+#[derive(Debug)]
+pub struct Elicit {
+    key: String,
+    params: Result<ElicitRequestParams, String>,
+}
+
+/// Asks the user to fill a form. `requested_schema` is the restricted JSON Schema of
+/// `client/elicitation.mdx` (a flat object of primitive fields).
+pub fn elicit_form(
+    key: impl Into<String>,
+    message: impl Into<String>,
+    requested_schema: Value,
+) -> Elicit {
+    let params = serde_json::from_value(requested_schema)
+        .map(|requested_schema| {
+            ElicitRequestParams::Form(ElicitRequestFormParams {
+                mode: None,
+                message: message.into(),
+                requested_schema,
+            })
+        })
+        .map_err(|e| format!("invalid requestedSchema: {e}"));
+    Elicit {
+        key: key.into(),
+        params,
+    }
+}
+
+/// Asks the user to visit a URL (for example to sign in elsewhere). `accept` only means the
+/// user consented; the handler learns completion by checking its own records on the retry.
+pub fn elicit_url(
+    key: impl Into<String>,
+    message: impl Into<String>,
+    url: impl Into<String>,
+) -> Elicit {
+    Elicit {
+        key: key.into(),
+        params: Ok(ElicitRequestParams::Url(ElicitRequestURLParams {
+            message: message.into(),
+            url: url.into(),
+        })),
+    }
+}
+
+/// Asks with fully built elicitation params.
+pub fn elicit(key: impl Into<String>, params: ElicitRequestParams) -> Elicit {
+    Elicit {
+        key: key.into(),
+        params: Ok(params),
+    }
+}
+
+impl Ask for Elicit {
+    type Output = ElicitResult;
+
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn request(&self) -> Result<InputRequest, HandlerError> {
+        self.params
+            .clone()
+            .map(InputRequest::Elicit)
+            .map_err(HandlerError::internal)
+    }
+
+    fn accept(&self, response: &Value) -> Option<ElicitResult> {
+        let result: ElicitResult = serde_json::from_value(response.clone()).ok()?;
+        if result.action != ElicitAction::Accept {
+            return Some(result);
+        }
+        match &self.params {
+            Ok(ElicitRequestParams::Form(form)) => {
+                let schema = serde_json::to_value(&form.requested_schema).ok()?;
+                let validator = SchemaValidator::compile(&schema).ok()?;
+                let content = response.get("content")?;
+                validator.validate(content).ok()?;
+                Some(result)
+            }
+            _ => Some(result),
+        }
+    }
+}
+
+/// A `sampling/createMessage` question (an LLM completion by the client's model).
+#[derive(Debug)]
+pub struct Sample {
+    key: String,
+    params: CreateMessageRequestParams,
+}
+
+/// Asks the client's model for a completion.
+pub fn sample(key: impl Into<String>, params: CreateMessageRequestParams) -> Sample {
+    Sample {
+        key: key.into(),
+        params,
+    }
+}
+
+impl Ask for Sample {
+    type Output = CreateMessageResult;
+
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn request(&self) -> Result<InputRequest, HandlerError> {
+        Ok(InputRequest::CreateMessage(self.params.clone()))
+    }
+
+    fn accept(&self, response: &Value) -> Option<CreateMessageResult> {
+        serde_json::from_value(response.clone()).ok()
+    }
+}
+
+/// A `roots/list` question.
+#[derive(Debug)]
+pub struct Roots {
+    key: String,
+}
+
+/// Asks the client for its roots.
+pub fn list_roots(key: impl Into<String>) -> Roots {
+    Roots { key: key.into() }
+}
+
+impl Ask for Roots {
+    type Output = ListRootsResult;
+
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn request(&self) -> Result<InputRequest, HandlerError> {
+        Ok(InputRequest::ListRoots(None))
+    }
+
+    fn accept(&self, response: &Value) -> Option<ListRootsResult> {
+        serde_json::from_value(response.clone()).ok()
+    }
+}

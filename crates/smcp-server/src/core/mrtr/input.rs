@@ -1,0 +1,432 @@
+//! The MRTR side of one request: the answers it carries, the verified state of earlier
+//! rounds, and the construction of the next `InputRequiredResult`.
+//!
+//! The handler re-runs from the top on every retry. To make that safe, answers the handler
+//! consumed in earlier rounds travel inside the sealed state, so asking the same question
+//! again on a later round returns the earlier answer without bothering the user; and the
+//! handler's own typed state (`set_state` / `state`) travels the same way. Do side effects
+//! only after the last `ask`: everything before it runs once per round.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::patterns::mrtr::{InputRequest, InputRequiredResult, InputResponses};
+
+use super::ask::{Ask, AskSet};
+use super::seal::{self, Envelope, StateError};
+use super::{InputRequired, MrtrConfig, digest};
+use crate::core::context::RequestContext;
+use crate::core::handler::HandlerError;
+
+/// The multi round-trip input of one request (`call.input`).
+#[derive(Clone, Debug)]
+pub struct Input {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    ctx: RequestContext,
+    /// This request's `inputResponses`.
+    responses: Map<String, Value>,
+    /// The verified state of the previous round, if the request carried one.
+    prior: Option<Envelope>,
+    /// Answers consumed during this run (to carry into the next round).
+    consumed: Mutex<Map<String, Value>>,
+    /// State set by the handler for the next round.
+    next_state: Mutex<Option<Value>>,
+}
+
+/// What [`Input::prepare`] needs to bind and verify state.
+#[derive(Debug)]
+pub(crate) struct Binding {
+    pub(crate) method: &'static str,
+    pub(crate) salient: Salient,
+    pub(crate) principal: Option<String>,
+}
+
+/// The salient params of a request, which its `requestState` is bound to.
+#[derive(Debug)]
+pub(crate) enum Salient {
+    /// Already built.
+    Value(Value),
+    /// A `tools/call`, read back from its body (a reference-counted handle, no copy) only
+    /// when state is verified or sealed: most calls never take part in a multi round trip,
+    /// and copying the arguments for each of them would cost every call.
+    ToolCall(Bytes),
+}
+
+impl Salient {
+    /// A `tools/call`'s salient params, built now (when there is no body to read back).
+    pub(crate) fn tool_call(name: &str, arguments: &Map<String, Value>) -> Self {
+        let mut salient = Map::with_capacity(2);
+        salient.insert("name".to_owned(), Value::from(name));
+        salient.insert("arguments".to_owned(), Value::Object(arguments.clone()));
+        Self::Value(Value::Object(salient))
+    }
+
+    /// A `resources/read`'s salient params.
+    pub(crate) fn resource(uri: &str) -> Self {
+        let mut salient = Map::with_capacity(1);
+        salient.insert("uri".to_owned(), Value::from(uri));
+        Self::Value(Value::Object(salient))
+    }
+
+    /// A `prompts/get`'s salient params.
+    pub(crate) fn prompt(
+        name: &str,
+        arguments: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        let mut salient = Map::with_capacity(2);
+        salient.insert("name".to_owned(), Value::from(name));
+        salient.insert(
+            "arguments".to_owned(),
+            Value::Object(
+                arguments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                    .collect(),
+            ),
+        );
+        Self::Value(Value::Object(salient))
+    }
+
+    /// `{"name": …, "arguments": …}` for a tool call, absent or `null` arguments read as `{}`,
+    /// as dispatch reads them.
+    fn value(&self) -> Value {
+        match self {
+            Salient::Value(value) => value.clone(),
+            Salient::ToolCall(body) => {
+                #[derive(serde::Deserialize)]
+                struct Body {
+                    params: Params,
+                }
+                #[derive(serde::Deserialize)]
+                struct Params {
+                    name: String,
+                    #[serde(default)]
+                    arguments: Option<Map<String, Value>>,
+                }
+                match serde_json::from_slice::<Body>(body) {
+                    Ok(Body { params }) => {
+                        let mut salient = Map::with_capacity(2);
+                        salient.insert("name".to_owned(), Value::String(params.name));
+                        salient.insert(
+                            "arguments".to_owned(),
+                            Value::Object(params.arguments.unwrap_or_default()),
+                        );
+                        Value::Object(salient)
+                    }
+                    // Unreachable for a body that dispatch accepted; binds to nothing a
+                    // real call could match.
+                    Err(_) => Value::Null,
+                }
+            }
+        }
+    }
+
+    pub(crate) fn digest(&self, method: &str) -> String {
+        digest::salient_digest(method, &self.value())
+    }
+}
+
+fn now_ms(config: &MrtrConfig) -> u64 {
+    crate::core::keys::unix_millis(&config.clock)
+}
+
+pub(crate) fn state_error(error: StateError) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid requestState: {error}"))
+        .with_data(json!({"reason": error.to_string()}))
+}
+
+impl Input {
+    /// Takes the request's `inputResponses` and verifies its `requestState`. Errors are
+    /// −32602 and mean the handler must not run.
+    pub(crate) fn prepare(
+        config: &MrtrConfig,
+        binding: &Binding,
+        responses: Option<InputResponses>,
+        request_state: Option<String>,
+        ctx: RequestContext,
+    ) -> Result<Self, ErrorObject> {
+        let responses = responses.map(|r| r.0).unwrap_or_default();
+        let prior = match request_state {
+            None => None,
+            Some(token) => {
+                let envelope = seal::open(&config.keys, &token, config.max_state_bytes)
+                    .map_err(state_error)?;
+                if envelope.expires_ms <= now_ms(config) {
+                    return Err(state_error(StateError::Expired));
+                }
+                if envelope.method != binding.method
+                    || envelope.digest != binding.salient.digest(binding.method)
+                {
+                    return Err(state_error(StateError::WrongRequest));
+                }
+                if envelope.principal != binding.principal {
+                    return Err(state_error(StateError::WrongPrincipal));
+                }
+                Some(envelope)
+            }
+        };
+        Ok(Self {
+            shared: Arc::new(Shared {
+                ctx,
+                responses,
+                prior,
+                consumed: Mutex::new(Map::new()),
+                next_state: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
+    /// when all are present and valid; otherwise an `Err` that the framework turns into an
+    /// `InputRequiredResult` asking for what is missing — return it with `?`.
+    pub fn ask<A: AskSet>(&self, asks: A) -> Result<A::Output, HandlerError> {
+        asks.resolve(self)
+    }
+
+    /// The state the handler set on the previous round, if any.
+    pub fn state<T: DeserializeOwned>(&self) -> Result<Option<T>, HandlerError> {
+        match self.shared.prior.as_ref().and_then(|p| p.state.clone()) {
+            None => Ok(None),
+            Some(v) => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| HandlerError::internal(format!("requestState content: {e}"))),
+        }
+    }
+
+    /// Sets the state carried to the next round (sealed; the client cannot read or change it).
+    pub fn set_state<T: Serialize>(&self, state: &T) -> Result<(), HandlerError> {
+        let value = serde_json::to_value(state)
+            .map_err(|e| HandlerError::internal(format!("requestState content: {e}")))?;
+        *self
+            .shared
+            .next_state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(value);
+        Ok(())
+    }
+
+    /// How many rounds came before this request (0 on the first call).
+    pub fn round(&self) -> u32 {
+        self.shared.prior.as_ref().map_or(0, |p| p.round)
+    }
+
+    /// The random id of the verified state this request carried (stable for that round).
+    pub fn state_id(&self) -> Option<&str> {
+        self.shared.prior.as_ref().map(|p| p.id.as_str())
+    }
+
+    /// When the verified state expires.
+    pub(crate) fn state_expiry(&self) -> Option<SystemTime> {
+        self.shared
+            .prior
+            .as_ref()
+            .map(|p| UNIX_EPOCH + Duration::from_millis(p.expires_ms))
+    }
+
+    /// The raw `inputResponses` entry for `key`, unvalidated.
+    pub fn raw_response(&self, key: &str) -> Option<&Value> {
+        self.shared.responses.get(key)
+    }
+
+    /// Looks up one answer; records the request in `missing` when there is no valid answer.
+    pub(crate) fn lookup<A: Ask>(
+        &self,
+        ask: &A,
+        missing: &mut Vec<(String, InputRequest)>,
+    ) -> Result<Option<A::Output>, HandlerError> {
+        let key = ask.key();
+        let candidates = [
+            self.shared.responses.get(key),
+            self.shared.prior.as_ref().and_then(|p| p.answers.get(key)),
+        ];
+        for response in candidates.into_iter().flatten() {
+            if let Some(answer) = ask.accept(response) {
+                self.shared
+                    .consumed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.to_owned(), response.clone());
+                return Ok(Some(answer));
+            }
+        }
+        let request = ask.request()?;
+        if let Some(caps) = missing_for(&request, &self.shared.ctx) {
+            return Err(HandlerError::Rpc(
+                ErrorObject::missing_required_client_capability(
+                    format!("Input {key:?} needs a client capability this request did not declare"),
+                    caps,
+                ),
+            ));
+        }
+        missing.push((key.to_owned(), request));
+        Ok(None)
+    }
+
+    pub(crate) fn input_required(&self, missing: Vec<(String, InputRequest)>) -> HandlerError {
+        let mut ir = InputRequired::new();
+        for (key, request) in missing {
+            ir = ir.request(key, request);
+        }
+        HandlerError::InputRequired(Box::new(ir))
+    }
+
+    /// Builds the `InputRequiredResult` for `ir`: checks each request against the client's
+    /// declared capabilities and the round cap, and seals the next state.
+    pub(crate) fn finish(
+        &self,
+        config: &MrtrConfig,
+        binding: &Binding,
+        ir: InputRequired,
+    ) -> Result<InputRequiredResult, ErrorObject> {
+        let round = self.round() + 1;
+        if round > config.max_rounds {
+            return Err(ErrorObject::invalid_params(format!(
+                "Multi round-trip limit reached: this request needed more than {} rounds",
+                config.max_rounds
+            ))
+            .with_data(json!({"reason": "roundLimit", "maxRounds": config.max_rounds})));
+        }
+        for (key, request) in &ir.requests {
+            if let Some(caps) = missing_for(request, &self.shared.ctx) {
+                return Err(ErrorObject::missing_required_client_capability(
+                    format!("Input {key:?} needs a client capability this request did not declare"),
+                    caps,
+                ));
+            }
+        }
+        let mut answers = self
+            .shared
+            .prior
+            .as_ref()
+            .map(|p| p.answers.clone())
+            .unwrap_or_default();
+        answers.extend(
+            self.shared
+                .consumed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        );
+        let state = ir
+            .state
+            .or_else(|| {
+                self.shared
+                    .next_state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+            })
+            .or_else(|| self.shared.prior.as_ref().and_then(|p| p.state.clone()));
+        let id = crate::core::keys::random_hex::<16>()
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        let ttl_ms = u64::try_from(config.state_ttl.as_millis()).unwrap_or(u64::MAX);
+        let envelope = Envelope {
+            method: binding.method.to_owned(),
+            digest: binding.salient.digest(binding.method),
+            principal: binding.principal.clone(),
+            expires_ms: now_ms(config).saturating_add(ttl_ms),
+            round,
+            id,
+            answers,
+            state,
+        };
+        let token = seal::seal(&config.keys, &envelope).map_err(ErrorObject::internal)?;
+        if token.len() > config.max_state_bytes {
+            return Err(ErrorObject::internal(format!(
+                "requestState would be {} bytes, above the limit of {}",
+                token.len(),
+                config.max_state_bytes
+            )));
+        }
+        let mut result = InputRequiredResult::new().with_state(token);
+        if !ir.requests.is_empty() {
+            result.input_requests = Some(ir.requests.into_iter().collect());
+        }
+        Ok(result)
+    }
+}
+
+/// The capability `request` needs, if the client did not declare it.
+fn missing_for(request: &InputRequest, ctx: &RequestContext) -> Option<Map<String, Value>> {
+    use smcp_proto::client::elicitation::ElicitRequestParams;
+    let need: &[&str] = match request {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => &["elicitation", "url"],
+        InputRequest::Elicit(_) => {
+            let form = match ctx.client_capabilities().get("elicitation") {
+                Some(Value::Object(e)) => e.is_empty() || e.contains_key("form"),
+                _ => false,
+            };
+            // Declaring only URL mode (`{"elicitation": {"url": {}}}`) is not form support.
+            return (!form).then(|| {
+                let mut caps = Map::new();
+                caps.insert("elicitation".into(), json!({}));
+                caps
+            });
+        }
+        InputRequest::CreateMessage(p) if p.tools.is_some() => &["sampling", "tools"],
+        InputRequest::CreateMessage(_) => &["sampling"],
+        InputRequest::ListRoots(_) => &["roots"],
+    };
+    if ctx.has_capability(need) {
+        return None;
+    }
+    let mut value = json!({});
+    for key in need.iter().rev() {
+        value = json!({ *key: value });
+    }
+    value.as_object().cloned()
+}
+
+#[cfg(test)]
+mod salient_tests {
+    use super::*;
+
+    /// A tool call's salient params read back from its body digest exactly like the value
+    /// dispatch would have built from the same call.
+    #[test]
+    fn tool_call_body_digests_like_the_built_value() {
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{},"name":"echo","arguments":{"text":"hi","n":[1,{"b":2,"a":1}]},"requestState":"x","inputResponses":{}}}"#,
+                json!({"name": "echo", "arguments": {"n": [1, {"a": 1, "b": 2}], "text": "hi"}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#,
+                json!({"name": "t", "arguments": {}}),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":null,"name":"t"}}"#,
+                json!({"name": "t", "arguments": {}}),
+            ),
+        ];
+        for (body, built) in cases {
+            let lazy = Salient::ToolCall(Bytes::from_static(body.as_bytes()));
+            assert_eq!(
+                lazy.digest("tools/call"),
+                Salient::Value(built).digest("tools/call"),
+                "{body}"
+            );
+        }
+        // Other arguments, another name: another digest.
+        let a = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"t","arguments":{"x":1}}}"#,
+        ));
+        let b = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"t","arguments":{"x":2}}}"#,
+        ));
+        let c = Salient::ToolCall(Bytes::from_static(
+            br#"{"params":{"name":"u","arguments":{"x":1}}}"#,
+        ));
+        assert_ne!(a.digest("tools/call"), b.digest("tools/call"));
+        assert_ne!(a.digest("tools/call"), c.digest("tools/call"));
+    }
+}

@@ -1,0 +1,93 @@
+//! The server: what it offers and its settings, shared by every request.
+//!
+//! Built once with [`ServerBuilder`](super::builder::ServerBuilder); served by a transport
+//! (the HTTP layer's `McpService`). The catalog sits behind a lock holding an `Arc` snapshot,
+//! so a request reads one consistent view and runtime changes (`runtime.rs`:
+//! [`Server::add_tool`] and friends) swap in a new snapshot without blocking a request in
+//! flight.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use smcp_bus::ChangeBus;
+
+use super::catalog::{Catalog, Features};
+use super::completion::CompletionHandler;
+use super::extension::{Extension, MethodSpec};
+use super::listen::ListenRegistry;
+use super::mrtr::{MrtrConfig, ReplayGuard};
+use super::reply::ServerMeta;
+use crate::config::{CacheConfig, Limits, ListenConfig};
+use crate::security::SecurityPolicy;
+
+/// Protocol versions this server speaks, newest first.
+pub const SUPPORTED_VERSIONS: &[&str] = &[smcp_proto::PROTOCOL_VERSION];
+
+/// A configured MCP server. Cheap to clone; every clone serves the same catalog.
+#[derive(Clone, Debug)]
+pub struct Server {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// Everything a request may read, and the state runtime changes write.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// `{"io.modelcontextprotocol/serverInfo": Implementation}`, added to every result.
+    pub(crate) server_meta: ServerMeta,
+    pub(crate) instructions: Option<String>,
+    pub(crate) features: Features,
+    pub(crate) security: SecurityPolicy,
+    pub(crate) limits: Limits,
+    pub(crate) listen: ListenConfig,
+    pub(crate) cache: CacheConfig,
+    pub(crate) catalog: RwLock<Arc<Catalog>>,
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    pub(crate) mrtr: MrtrConfig,
+    pub(crate) replay: Option<Arc<dyn ReplayGuard>>,
+    /// Where runtime changes are published and where listen streams subscribe.
+    pub(crate) bus: Arc<dyn ChangeBus>,
+    /// Open listen streams of this instance: caps and shutdown.
+    pub(crate) listeners: Arc<ListenRegistry>,
+    /// Registered extensions, outermost first.
+    pub(crate) extensions: Arc<[Arc<dyn Extension>]>,
+    /// The methods extensions serve.
+    pub(crate) extension_methods: HashMap<&'static str, (Arc<dyn Extension>, MethodSpec)>,
+}
+
+impl Shared {
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The extension method `method`, if one is registered.
+    pub(crate) fn extension_method(
+        &self,
+        method: &str,
+    ) -> Option<&(Arc<dyn Extension>, MethodSpec)> {
+        if self.extension_methods.is_empty() {
+            return None;
+        }
+        self.extension_methods.get(method)
+    }
+}
+
+impl Server {
+    /// Starts building a server that reports itself as `name` / `version`.
+    pub fn builder(
+        name: impl Into<String>,
+        version: impl Into<String>,
+    ) -> super::builder::ServerBuilder {
+        super::builder::ServerBuilder::new(name, version)
+    }
+
+    /// The member of params the `Mcp-Name` header mirrors for `method`, when an extension
+    /// serves it and declared one.
+    pub fn extension_name_member(&self, method: &str) -> Option<&'static str> {
+        self.shared
+            .extension_method(method)
+            .and_then(|(_, spec)| spec.name_member)
+    }
+}

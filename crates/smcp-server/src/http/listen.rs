@@ -1,0 +1,257 @@
+//! `subscriptions/listen` over HTTP (`basic/patterns/subscriptions.mdx`, REQUIREMENTS A7).
+//!
+//! The response is an SSE stream that lives as long as the client keeps it open. It is a
+//! [`McpBody`] variant polled directly by the connection, with no task of its own, so an idle
+//! stream costs a bus [`Subscription`], a timer and a few hundred bytes, and a closed stream
+//! frees everything the moment hyper drops the body:
+//!
+//! 1. `notifications/subscriptions/acknowledged` with the honoured part of the filter, first,
+//!    in the same write as the response head;
+//! 2. then the changes the bus delivers, rendered as notifications tagged with
+//!    `_meta["io.modelcontextprotocol/subscriptionId"]` = the listen id (JSON type kept);
+//! 3. a `:` comment after [`ListenConfig::keep_alive`] without an event;
+//! 4. on shutdown ([`crate::Server::shutdown`], or [`crate::serve`] stopping) the listen
+//!    result `{"resultType":"complete","_meta":{subscriptionId}}`, then the end of the stream.
+//!
+//! A stream whose bus buffer overflows (the client stopped reading) ends without the result,
+//! and, when [`crate::serve`] accepted the connection, the connection is dropped at once, so the
+//! bytes already queued in hyper and the kernel are freed too.
+//!
+//! Decisions where the spec is silent (the protocol side's are in `core/listen.rs`):
+//! * `Accept` without `text/event-stream` → 406 with a JSON-RPC error echoing the id
+//!   (REQUIREMENTS A1 item 17): the method has no JSON form.
+//! * A filter of the wrong shape → −32602, HTTP 400, before any stream.
+//! * Caps: past [`ListenConfig::max_streams`](crate::ListenConfig::max_streams) (or after
+//!   shutdown) → 503 with `Retry-After`, past
+//!   [`ListenConfig::max_streams_per_address`](crate::ListenConfig::max_streams_per_address)
+//!   → 429; both with code [`SERVER_BUSY`].
+
+use std::fmt;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode};
+use serde_json::json;
+use smcp_bus::Subscription;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
+use tokio::time::{Instant, Sleep};
+
+use super::body::McpBody;
+use super::rejection::Rejection;
+use super::response::{SSE, reject, sse_response};
+use super::serve::ConnectionInfo;
+use crate::core::listen::{self as protocol, Refusal, Slot};
+use crate::core::server::Shared;
+
+/// JSON-RPC code of a refusal because too many listen streams are open (implementation-defined
+/// server-error range). `error.data.limit` names the cap, `error.data.scope` is `"server"` or
+/// `"address"`.
+pub const SERVER_BUSY: i64 = -32000;
+
+/// The peer's IP address, from [`crate::serve`] or axum's `ConnectInfo`.
+fn peer_address(
+    connection: Option<&ConnectionInfo>,
+    extensions: &http::Extensions,
+) -> Option<IpAddr> {
+    connection.map(|c| c.peer().ip()).or_else(|| {
+        extensions
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip())
+    })
+}
+
+fn busy(id: &RequestId, refusal: &Refusal) -> http::Response<McpBody> {
+    let (status, message, data) = match refusal {
+        Refusal::ShuttingDown => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the server is shutting down".to_owned(),
+            json!({"scope": "server"}),
+        ),
+        Refusal::Total(limit) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "Service Unavailable: {limit} listen streams are open, the most this server allows"
+            ),
+            json!({"scope": "server", "limit": limit}),
+        ),
+        Refusal::Address(limit) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "Too Many Requests: {limit} listen streams are open from this address, the most allowed"
+            ),
+            json!({"scope": "address", "limit": limit}),
+        ),
+    };
+    let mut response = reject(Rejection::new(
+        status,
+        Some(id.clone()),
+        ErrorObject::new(SERVER_BUSY, message).with_data(data),
+    ));
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// Answers a `subscriptions/listen` request that dispatch routed here.
+pub(super) fn open(
+    shared: &Arc<Shared>,
+    extensions: &http::Extensions,
+    id: RequestId,
+    params: Result<SubscriptionsListenRequestParams, ErrorObject>,
+    accepts_sse: bool,
+) -> http::Response<McpBody> {
+    if !accepts_sse {
+        return reject(Rejection::new(
+            StatusCode::NOT_ACCEPTABLE,
+            Some(id),
+            ErrorObject::invalid_request(
+                "Not Acceptable: subscriptions/listen answers with an SSE stream; \
+                 Accept must include text/event-stream",
+            ),
+        ));
+    }
+    let plan = match params.and_then(|p| protocol::plan(shared, &id, p)) {
+        Ok(plan) => plan,
+        Err(e) => return reject(Rejection::protocol(Some(id), e)),
+    };
+    let config = &shared.listen;
+    let connection = ConnectionInfo::current();
+    let connection = connection.as_ref();
+    if connection.is_some_and(|c| c.shutdown().is_cancelled()) {
+        return busy(&id, &Refusal::ShuttingDown);
+    }
+    let slot = match shared
+        .listeners
+        .acquire(peer_address(connection, extensions), config)
+    {
+        Ok(slot) => slot,
+        Err(refusal) => return busy(&id, &refusal),
+    };
+    let subscription = match shared.bus.subscribe(plan.interest, config.buffer) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "change bus refused a subscription");
+            return busy(&id, &Refusal::ShuttingDown);
+        }
+    };
+    if let Some(connection) = connection {
+        let abort = connection.abort().clone();
+        subscription.on_overflow(move || abort.cancel());
+    }
+    let server_down = shared.listeners.shutdown.clone();
+    let shutdown: Pin<Box<dyn Future<Output = ()> + Send>> = match connection {
+        Some(c) => {
+            let serve_down = c.shutdown().clone();
+            Box::pin(async move {
+                tokio::select! {
+                    () = server_down.cancelled() => {}
+                    () = serve_down.cancelled() => {}
+                }
+            })
+        }
+        None => Box::pin(async move { server_down.cancelled().await }),
+    };
+    let span = tracing::debug_span!("mcp.listen", subscription_id = %id);
+    span.in_scope(|| tracing::debug!("listen stream opened"));
+    let stream = ListenStream {
+        ack: Some(SSE.frame(&plan.ack)),
+        close: Some(SSE.frame(&plan.close)),
+        id_json: plan.id_json,
+        subscription,
+        shutdown,
+        keep_alive: Box::pin(tokio::time::sleep(config.keep_alive)),
+        interval: config.keep_alive,
+        done: false,
+        span,
+        _slot: slot,
+    };
+    sse_response(McpBody::listen(Box::new(stream)))
+}
+
+/// The state of one open listen stream; see the module docs.
+pub(crate) struct ListenStream {
+    ack: Option<Bytes>,
+    close: Option<Bytes>,
+    /// The listen id as JSON text, spliced into every notification.
+    id_json: Box<str>,
+    subscription: Subscription,
+    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
+    keep_alive: Pin<Box<Sleep>>,
+    interval: std::time::Duration,
+    done: bool,
+    span: tracing::Span,
+    _slot: Slot,
+}
+
+impl fmt::Debug for ListenStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListenStream")
+            .field("id", &self.id_json)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+const KEEP_ALIVE: &[u8] = b":\n\n";
+
+impl ListenStream {
+    /// The next SSE frame, or the end of the stream.
+    pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        if let Some(ack) = self.ack.take() {
+            return Poll::Ready(Some(ack));
+        }
+        if self.shutdown.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(self.finish("shutdown"));
+        }
+        match self.subscription.poll_recv(cx) {
+            Poll::Ready(Some(change)) => {
+                self.rearm();
+                return Poll::Ready(Some(protocol::render(SSE, &self.id_json, &change)));
+            }
+            Poll::Ready(None) if self.subscription.is_overflowed() => {
+                self.done = true;
+                self.span
+                    .in_scope(|| tracing::debug!("listen stream overflowed: client not reading"));
+                return Poll::Ready(None);
+            }
+            Poll::Ready(None) => return Poll::Ready(self.finish("change bus closed")),
+            Poll::Pending => {}
+        }
+        if self.keep_alive.as_mut().poll(cx).is_ready() {
+            self.rearm();
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
+        }
+        Poll::Pending
+    }
+
+    fn rearm(&mut self) {
+        let at = Instant::now() + self.interval;
+        self.keep_alive.as_mut().reset(at);
+    }
+
+    fn finish(&mut self, why: &str) -> Option<Bytes> {
+        self.done = true;
+        self.span
+            .in_scope(|| tracing::debug!(reason = why, "listen stream closed gracefully"));
+        self.close.take()
+    }
+}
+
+impl Drop for ListenStream {
+    fn drop(&mut self) {
+        if !self.done {
+            self.span
+                .in_scope(|| tracing::debug!("listen stream closed by the client"));
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The Streamable HTTP layer (`basic/transports/streamable-http.mdx`): the endpoint as a
+//! tower `Service`, its request checks and validation pipeline, JSON and SSE responses,
+//! `subscriptions/listen` streams, and an accept loop. It depends on the protocol core
+//! ([`crate::core`]); the core never depends on it.
+//!
+//! | module | responsibility |
+//! |---|---|
+//! | `service` | [`McpService`]: one request from head to response |
+//! | `request` | the head (Host/Origin, method, media types) and the body limit |
+//! | `pipeline` | the header and `_meta` checks, in the spec's order |
+//! | `mirror` | `Mcp-Param-*` headers against a tool's arguments |
+//! | `response`, `rejection` | JSON and SSE responses; the HTTP status of every refusal |
+//! | `streaming` | JSON until the handler emits, then SSE; cancellation on close |
+//! | `listen` | `subscriptions/listen` as an SSE body polled in place |
+//! | `body` | [`McpBody`], the response body |
+//! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback |
+//! | `serve` | [`serve`]: the accept loop |
+//! | [`tls`] | HTTPS from PEM files (feature `tls`) |
+
+mod body;
+mod endpoint;
+pub(crate) mod listen;
+mod mirror;
+mod pipeline;
+mod rejection;
+mod request;
+mod response;
+mod serve;
+mod service;
+mod streaming;
+#[cfg(feature = "tls")]
+pub mod tls;
+
+pub use body::McpBody;
+pub use endpoint::{Endpoint, EndpointBody};
+pub use listen::SERVER_BUSY;
+pub use serve::{ConnectionInfo, ServeOptions, serve};
+pub use service::McpService;
+
+use crate::core::server::Server;
+
+impl Server {
+    /// The Streamable HTTP endpoint as a tower `Service`; mount it at any path.
+    pub fn service(&self) -> McpService {
+        McpService::new(self.shared.clone())
+    }
+
+    /// An axum `Router` serving the endpoint at `path` (e.g. `"/mcp"`), to merge into an app
+    /// (and, for SEP-2631, with the file data plane's router).
+    pub fn router(&self, path: &str) -> axum::Router {
+        axum::Router::new().route_service(path, self.service())
+    }
+
+    /// The endpoint at exactly `path` with no router in front of it, for a server that is
+    /// only an MCP server (hand it to [`serve`]): other paths get 404, or go to the router
+    /// given with [`Endpoint::fallback`] (e.g. the SEP-2631 data plane). Same behaviour as
+    /// [`Server::router`], minus the routing work on every request.
+    pub fn endpoint(&self, path: &str) -> Endpoint {
+        Endpoint::new(path, self.service())
+    }
+}

@@ -1,0 +1,208 @@
+//! The request before JSON-RPC: its head (Host and Origin allow-lists, HTTP method, media
+//! types; REQUIREMENTS A1 items 8, 14, 17) and its body, within the size limit.
+
+use bytes::Buf as _;
+use bytes::Bytes;
+use http::header::{ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use http::{HeaderValue, Method, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Limited};
+
+use super::body::McpBody;
+use super::response::refuse;
+use crate::core::server::Shared;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Which response media types the client accepts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    pub(crate) json: bool,
+    pub(crate) sse: bool,
+}
+
+fn accepts(headers: &http::HeaderMap) -> Accepts {
+    let mut seen = false;
+    let mut a = Accepts {
+        json: false,
+        sse: false,
+    };
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            seen = true;
+            let media = item.split(';').next().unwrap_or("").trim();
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            if is("*/*") {
+                a.json = true;
+                a.sse = true;
+            } else if is("application/json") || is("application/*") {
+                a.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                a.sse = true;
+            }
+        }
+    }
+    if !seen {
+        // No Accept header: anything is acceptable (RFC 9110 §12.5.1).
+        a.json = true;
+        a.sse = true;
+    }
+    a
+}
+
+fn is_json_content_type(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The checks on the request head (REQUIREMENTS A1 items 8, 14, 17): Host and Origin,
+/// method, media types. `Err` is the refusal.
+/// Refusals are boxed: they are rare, and the `Ok` side is two flags.
+pub(crate) fn check_head(
+    inner: &Shared,
+    parts: &http::request::Parts,
+) -> Result<Accepts, Box<Response<McpBody>>> {
+    // Host and Origin allow-lists: the DNS-rebinding defence.
+    let host = parts
+        .headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| parts.uri.authority().map(http::uri::Authority::as_str));
+    match host {
+        Some(h) if inner.security.host_allowed(h) => {}
+        Some(h) => {
+            return Err(Box::new(refuse(
+                StatusCode::FORBIDDEN,
+                smcp_proto::error::INVALID_REQUEST,
+                format!("Forbidden: Host {h:?} is not allowed"),
+            )));
+        }
+        None => {
+            return Err(Box::new(refuse(
+                StatusCode::FORBIDDEN,
+                smcp_proto::error::INVALID_REQUEST,
+                "Forbidden: the Host header is required".to_owned(),
+            )));
+        }
+    }
+    if let Some(origin) = parts.headers.get(ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .is_ok_and(|o| inner.security.origin_allowed(o));
+        if !allowed {
+            return Err(Box::new(refuse(
+                StatusCode::FORBIDDEN,
+                smcp_proto::error::INVALID_REQUEST,
+                format!(
+                    "Forbidden: Origin {:?} is not allowed",
+                    String::from_utf8_lossy(origin.as_bytes())
+                ),
+            )));
+        }
+    }
+
+    if parts.method != Method::POST {
+        let mut response = refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            smcp_proto::error::INVALID_REQUEST,
+            format!(
+                "Method Not Allowed: this MCP endpoint accepts only POST (got {})",
+                parts.method
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST"));
+        return Err(Box::new(response));
+    }
+
+    if !is_json_content_type(&parts.headers) {
+        return Err(Box::new(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            smcp_proto::error::INVALID_REQUEST,
+            "Unsupported Media Type: Content-Type must be application/json".to_owned(),
+        )));
+    }
+    let accepts = accepts(&parts.headers);
+    if !accepts.json && !accepts.sse {
+        return Err(Box::new(refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            smcp_proto::error::INVALID_REQUEST,
+            "Not Acceptable: Accept must allow application/json or text/event-stream".to_owned(),
+        )));
+    }
+
+    Ok(accepts)
+}
+
+/// The body, within the size limit (413 beyond it, also when `Content-Length` says so).
+pub(crate) async fn read_body<B>(
+    inner: &Shared,
+    parts: &http::request::Parts,
+    body: B,
+) -> Result<Bytes, Box<Response<McpBody>>>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let limit = inner.limits.max_body_bytes;
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            smcp_proto::error::INVALID_REQUEST,
+            format!("Payload Too Large: the body exceeds {limit} bytes"),
+        )
+    };
+    if parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|len| len > limit as u64)
+    {
+        return Err(Box::new(too_large()));
+    }
+    // Frame by frame rather than `collect()`: a body that arrives in one frame (the usual
+    // case) is kept as it is, with no list of chunks to build and flatten.
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<Vec<u8>> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e)
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some() =>
+            {
+                return Err(Box::new(too_large()));
+            }
+            Err(e) => {
+                return Err(Box::new(refuse(
+                    StatusCode::BAD_REQUEST,
+                    smcp_proto::error::INVALID_REQUEST,
+                    format!("Bad Request: could not read the body: {e}"),
+                )));
+            }
+        };
+        let Ok(mut data) = frame.into_data() else {
+            continue; // trailers: nothing MCP reads
+        };
+        let chunk = data.copy_to_bytes(data.remaining());
+        match (&mut joined, first.take()) {
+            (Some(all), _) => all.extend_from_slice(&chunk),
+            (None, None) => first = Some(chunk),
+            (None, Some(head)) => {
+                let mut all = Vec::with_capacity(head.len() + chunk.len());
+                all.extend_from_slice(&head);
+                all.extend_from_slice(&chunk);
+                joined = Some(all);
+            }
+        }
+    }
+    Ok(joined.map_or_else(|| first.unwrap_or_default(), Bytes::from))
+}

@@ -1,0 +1,398 @@
+//! The MCP endpoint as a tower `Service`: one request from its head to its response.
+//!
+//! 1. the head: Host / Origin allow-lists (403), HTTP method (405, `Allow: POST`),
+//!    `Content-Type` (415), `Accept` (406) — `request.rs`;
+//! 2. the body, within its size limit (413) — `request.rs`;
+//! 3. one parse into a typed request (`smcp_proto::jsonrpc::Incoming`): not JSON (400 /
+//!    −32700), not a JSON-RPC message (400 / −32600), a notification (202), a response (400);
+//! 4. the header and `_meta` checks (400) — `pipeline.rs`;
+//! 5. the request context, then the core's dispatch (`core/dispatch.rs`), with the
+//!    `Mcp-Param-*` headers as the mirror it checks tool arguments against (`mirror.rs`);
+//! 6. the answer: JSON now, a handler's outcome as JSON or SSE (`streaming.rs`), or a listen
+//!    stream (`listen.rs`), written by the core's one response writer.
+
+use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use serde_json::value::RawValue;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{Incoming, IncomingRequest, RequestId};
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::{Instrument, field};
+
+use super::body::McpBody;
+use super::mirror::HeaderMirror;
+use super::pipeline;
+use super::rejection::Rejection;
+use super::request::{Accepts, check_head, read_body};
+use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
+use super::streaming::{HandlerFuture, run_streaming};
+use crate::core::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext};
+use crate::core::dispatch::{self, Call, Dispatch};
+use crate::core::reply::Finished;
+use crate::core::server::Shared;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The Streamable HTTP endpoint of a [`crate::Server`]. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct McpService {
+    shared: Arc<Shared>,
+}
+
+impl McpService {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    /// Serves one HTTP request.
+    pub fn handle<B>(
+        &self,
+        request: Request<B>,
+    ) -> impl std::future::Future<Output = Response<McpBody>> + Send + use<B>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        // DEBUG, like tower-http's TraceLayer: a production INFO filter pays nothing per
+        // request, and `RUST_LOG=smcp_server=debug` shows every request with its fields.
+        let span = tracing::debug_span!(
+            "mcp.request",
+            method = field::Empty,
+            name = field::Empty,
+            status = field::Empty,
+            duration_us = field::Empty,
+        );
+        let fut = handle(self.shared.clone(), request);
+        if span.is_disabled() {
+            // Nothing records the span: no clock, no wrapper.
+            return futures_util::future::Either::Left(fut);
+        }
+        // Boxed so that the untraced path above keeps a small future.
+        futures_util::future::Either::Right(Box::pin(async move {
+            let start = Instant::now();
+            let response = fut.instrument(span.clone()).await;
+            span.record("status", response.status().as_u16());
+            span.record("duration_us", start.elapsed().as_micros() as u64);
+            span.in_scope(|| tracing::debug!("served"));
+            response
+        }))
+    }
+}
+
+impl<B> tower::Service<Request<B>> for McpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>,
+    >;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        Box::pin(self.handle(request).map(Ok))
+    }
+}
+
+/// Serves one request. A plain function returning the future, so that the request itself is
+/// not kept in the future's state next to its parts: the future is boxed on every request,
+/// and staying small keeps that allocation on the allocator's fast path.
+fn handle<B>(
+    shared: Arc<Shared>,
+    request: Request<B>,
+) -> impl std::future::Future<Output = Response<McpBody>> + Send + use<B>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    let (parts, body) = request.into_parts();
+    async move {
+        let accepts = match check_head(&shared, &parts) {
+            Ok(accepts) => accepts,
+            Err(refusal) => return *refusal,
+        };
+        let bytes = match read_body(&shared, &parts, body).await {
+            Ok(bytes) => bytes,
+            Err(refusal) => return *refusal,
+        };
+        match route(shared, &parts, accepts, &bytes) {
+            Step::Done(response) => with_recycled_headers(response, parts.headers),
+            Step::Json(status, body) => json_response_in(status, body, parts.headers),
+            Step::Pending {
+                shared,
+                id,
+                fut,
+                guard,
+            } => {
+                let outcome = caught(fut).await;
+                guard.disarm();
+                let (status, body) = outcome_bytes(&shared, id, outcome);
+                json_response_in(status, body, parts.headers)
+            }
+            Step::Stream(fut) => with_recycled_headers(fut.await, parts.headers),
+        }
+    }
+}
+
+/// Moves the response's headers into the request's header map, which hyper sized for a whole
+/// request head. hyper keeps each response's (emptied) map to parse the next request of the
+/// connection into; handed the bigger map, it need not grow one on every request.
+fn with_recycled_headers(
+    mut response: Response<McpBody>,
+    mut map: http::HeaderMap,
+) -> Response<McpBody> {
+    if map.capacity() <= response.headers().capacity() {
+        return response;
+    }
+    map.clear();
+    map.extend(std::mem::take(response.headers_mut()));
+    *response.headers_mut() = map;
+    response
+}
+
+/// What is left of a request once it has been validated and dispatched. Kept small on
+/// purpose: it is all that stays alive while a handler runs.
+enum Step {
+    /// The response is ready.
+    Done(Response<McpBody>),
+    /// A JSON response is ready: its status and body.
+    Json(StatusCode, Vec<u8>),
+    /// A handler is running; its outcome becomes a JSON response. The guard cancels the
+    /// handler's token if the connection drops this future first.
+    Pending {
+        shared: Arc<Shared>,
+        id: RequestId,
+        fut: HandlerFuture,
+        guard: DropGuard,
+    },
+    /// A handler that may stream (see [`run_streaming`]).
+    Stream(std::pin::Pin<Box<dyn std::future::Future<Output = Response<McpBody>> + Send>>),
+}
+
+/// The handler's outcome, with a panic turned into an internal error.
+fn caught(fut: HandlerFuture) -> impl std::future::Future<Output = Finished> + Send {
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
+}
+
+/// Parses the body as one JSON-RPC message and routes it: requests go through the pipeline
+/// and dispatch, anything else is answered here.
+fn route(
+    shared: Arc<Shared>,
+    parts: &http::request::Parts,
+    accepts: Accepts,
+    bytes: &Bytes,
+) -> Step {
+    match Incoming::parse(bytes) {
+        Ok(Incoming::Request(request)) => handle_request(shared, parts, accepts, request, bytes),
+        Ok(Incoming::Notification(n)) => {
+            // 2026-07-28 defines no client-to-server notifications on HTTP; accept and ignore.
+            tracing::Span::current().record("method", n.method.as_str());
+            let mut response = Response::new(McpBody::empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            Step::Done(response)
+        }
+        Ok(Incoming::Response(Some(id))) => Step::Done(reject(Rejection::new(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            ErrorObject::invalid_request(
+                "Invalid request: clients must not send JSON-RPC responses to this endpoint",
+            ),
+        ))),
+        Ok(Incoming::Response(None)) => Step::Done(refuse(
+            StatusCode::BAD_REQUEST,
+            smcp_proto::error::INVALID_REQUEST,
+            "Invalid request: clients must not send JSON-RPC responses to this endpoint".to_owned(),
+        )),
+        Err(e) => Step::Done(reject(Rejection::new(
+            StatusCode::BAD_REQUEST,
+            e.id().cloned(),
+            e.to_error_object(),
+        ))),
+    }
+}
+
+/// `_meta` as a slice of the body it was parsed from (no copy), or a copy when it is not
+/// from `body` (the precise parser's route re-serializes it).
+fn meta_bytes(body: &Bytes, meta: &RawValue) -> Bytes {
+    let json = meta.get().as_bytes();
+    let start = (json.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+    match start.checked_add(json.len()) {
+        Some(end) if start <= body.len() && end <= body.len() => body.slice(start..end),
+        _ => Bytes::copy_from_slice(json),
+    }
+}
+
+/// The JSON-RPC pipeline and dispatch of one request.
+fn handle_request(
+    shared: Arc<Shared>,
+    parts: &http::request::Parts,
+    accepts: Accepts,
+    request: IncomingRequest<'_>,
+    body: &Bytes,
+) -> Step {
+    let span = tracing::Span::current();
+    span.record("method", &*request.method);
+    let checked = match pipeline::check(&shared, &parts.headers, &request) {
+        Ok(c) => c,
+        Err(rejection) => return Step::Done(reject(rejection)),
+    };
+    if let Some(name) = request.name() {
+        span.record("name", name);
+    }
+
+    let cancel = CancellationToken::new();
+    // A handler can emit only progress (with a progress token) and log messages (with a log
+    // level, on a server that logs); without either, a client that accepts JSON gets JSON and
+    // no event channel is made.
+    let may_emit = checked.progress_token.is_some()
+        || (checked.log_level.is_some() && shared.features.logging);
+    let (events_tx, events_rx) = if accepts.sse && (may_emit || !accepts.json) {
+        let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let IncomingRequest {
+        id,
+        method,
+        meta,
+        params,
+        mrtr_members,
+    } = request;
+    let ctx = RequestContext::new(ContextParts {
+        id: id.clone(),
+        method: method.clone(),
+        meta: MetaSource::Raw(
+            meta.as_deref()
+                .map_or_else(Bytes::new, |m| meta_bytes(body, m)),
+        ),
+        progress_token: checked.progress_token,
+        log_level: checked.log_level,
+        logging_enabled: shared.features.logging,
+        events: events_tx.clone().map(|tx| EventSink { tx, framing: SSE }),
+        cancel: cancel.clone(),
+        principal: parts.extensions.get::<Principal>().cloned(),
+        server: Some(crate::Server {
+            shared: shared.clone(),
+        }),
+    });
+    let dispatched = dispatch::dispatch(
+        &shared,
+        Call {
+            method,
+            params,
+            mrtr_members,
+            ctx,
+            body: Some(body.clone()),
+            mirror: &HeaderMirror(&parts.headers),
+        },
+    );
+    match dispatched {
+        Dispatch::Ready(outcome) => {
+            let (status, body) = outcome_bytes(&shared, id, outcome);
+            Step::Json(status, body)
+        }
+        Dispatch::Listen(params) => Step::Done(super::listen::open(
+            &shared,
+            &parts.extensions,
+            id,
+            params,
+            accepts.sse,
+        )),
+        Dispatch::Pending(fut) => match (events_tx, events_rx) {
+            (Some(tx), Some(rx)) => Step::Stream(Box::pin(run_streaming(
+                shared,
+                id,
+                Box::pin(caught(fut)),
+                tx,
+                rx,
+                cancel,
+                !accepts.json,
+            ))),
+            _ => Step::Pending {
+                shared,
+                id,
+                fut,
+                guard: cancel.drop_guard(),
+            },
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use http::header::HOST;
+    use serde_json::json;
+
+    #[test]
+    fn meta_is_a_slice_of_the_body_or_a_copy() {
+        let body = Bytes::from_static(br#"{"params":{"_meta":{"a":1},"name":"x"}}"#);
+        #[derive(serde::Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Inner<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Inner<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: &'a RawValue,
+        }
+        let parsed: P<'_> = serde_json::from_slice(&body).unwrap();
+        let sliced = meta_bytes(&body, parsed.params.meta);
+        assert_eq!(&sliced[..], br#"{"a":1}"#);
+        // A slice shares the body's storage.
+        assert!(body.as_ptr_range().contains(&sliced.as_ptr()));
+        let elsewhere = serde_json::value::to_raw_value(&json!({"a": 1})).unwrap();
+        let copied = meta_bytes(&body, &elsewhere);
+        assert_eq!(&copied[..], br#"{"a":1}"#);
+        assert!(!body.as_ptr_range().contains(&copied.as_ptr()));
+    }
+
+    #[test]
+    fn recycled_headers_keep_the_response_headers() {
+        let mut request_headers = http::HeaderMap::with_capacity(32);
+        request_headers.insert(HOST, HeaderValue::from_static("localhost"));
+        let mut response = super::super::response::json_response(StatusCode::OK, b"{}".to_vec());
+        response
+            .headers_mut()
+            .append("x-a", HeaderValue::from_static("1"));
+        response
+            .headers_mut()
+            .append("x-a", HeaderValue::from_static("2"));
+        let before: Vec<_> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let response = with_recycled_headers(response, request_headers);
+        let after: Vec<_> = response
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(before, after);
+        assert!(response.headers().get(HOST).is_none());
+        assert!(response.headers().capacity() >= 32);
+    }
+}
