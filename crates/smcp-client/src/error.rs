@@ -59,7 +59,7 @@ pub(crate) enum Kind {
     /// A SEP-2631 file transfer failed (descriptor refused, data-plane error, integrity
     /// mismatch, local I/O).
     #[error("file transfer: {0}")]
-    File(crate::files::FileError),
+    File(crate::files::TransferError),
     /// The response stream ended before the response to the request arrived.
     #[error("the response stream ended before the response arrived (the request is lost)")]
     StreamBroken,
@@ -112,13 +112,13 @@ impl Error {
     }
 
     /// Whether a SEP-2631 file transfer failed (refused descriptor, integrity mismatch,
-    /// data-plane HTTP error, local I/O); [`Error::file_error`] says which.
+    /// data-plane HTTP error, local I/O); [`Error::transfer_error`] says which.
     pub fn is_file_transfer(&self) -> bool {
         matches!(*self.inner, Kind::File(_))
     }
 
     /// The typed reason of a failed SEP-2631 file transfer.
-    pub fn file_error(&self) -> Option<&crate::files::FileError> {
+    pub fn transfer_error(&self) -> Option<&crate::files::TransferError> {
         match &*self.inner {
             Kind::File(e) => Some(e),
             _ => None,
@@ -235,8 +235,8 @@ impl std::error::Error for Error {
     }
 }
 
-impl From<crate::files::FileError> for Error {
-    fn from(e: crate::files::FileError) -> Self {
+impl From<crate::files::TransferError> for Error {
+    fn from(e: crate::files::TransferError) -> Self {
         Self::new(Kind::File(e))
     }
 }

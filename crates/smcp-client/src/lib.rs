@@ -19,7 +19,7 @@
 //! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots) and the declared capabilities |
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
-//! | `files` | SEP-2631: file arguments, uploads, verified downloads, [`FileError`] |
+//! | `files` | SEP-2631: file arguments, uploads, verified downloads, [`TransferError`] |
 //! | `error` | the opaque [`Error`] with predicates |
 
 mod api;
@@ -36,7 +36,7 @@ pub use api::ToolCall;
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
-pub use files::{FileError, FileTransfer, Progress};
+pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
 pub use listen::{Subscription, SubscriptionEvent};
 pub use mrtr::{HandlerError, InputHandler, InputKinds};

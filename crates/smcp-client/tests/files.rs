@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use serde_json::{Value, json};
-use smcp_client::{Client, FileError, FileTransfer};
+use smcp_client::{Client, FileTransfer, TransferError};
 use smcp_files::{Files, FilesConfig, LocalFileStore, UploadStyle};
 use smcp_proto::ext::files::FileDigest;
 use smcp_server::ServeOptions;
@@ -192,8 +192,8 @@ async fn plain_http_descriptors_need_the_loopback_opt_in() -> Result<()> {
     assert!(err.is_file_transfer(), "{err}");
     assert!(
         matches!(
-            err.file_error(),
-            Some(FileError::InsecureUrl {
+            err.transfer_error(),
+            Some(TransferError::InsecureUrl {
                 loopback_allowed: false,
                 ..
             })
@@ -329,7 +329,10 @@ async fn download_file_verifies_the_given_file_value_and_leaves_nothing_on_misma
     tampered.digest = Some(FileDigest::sha256(b"not these bytes"));
     let err = c.download_file(&tampered, &out, None).await.unwrap_err();
     assert!(
-        matches!(err.file_error(), Some(FileError::DigestMismatch { .. })),
+        matches!(
+            err.transfer_error(),
+            Some(TransferError::DigestMismatch { .. })
+        ),
         "{err:?}"
     );
     assert_eq!(std::fs::read_dir(&out)?.count(), 0, "nothing left behind");
@@ -338,8 +341,8 @@ async fn download_file_verifies_the_given_file_value_and_leaves_nothing_on_misma
     short.size = Some(2999);
     let err = c.download_file(&short, &out, None).await.unwrap_err();
     assert!(
-        err.file_error()
-            .is_some_and(FileError::is_integrity_failure),
+        err.transfer_error()
+            .is_some_and(TransferError::is_integrity_failure),
         "{err:?}"
     );
     assert_eq!(std::fs::read_dir(&out)?.count(), 0, "nothing left behind");

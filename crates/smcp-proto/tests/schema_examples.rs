@@ -1,4 +1,5 @@
-//! Every example under `shared/spec/2026-07-28/schema/examples/<TypeName>/*.json` parses into
+//! Every example under `tests/spec/2026-07-28/examples/<TypeName>/*.json` (the specification's
+//! own wire examples, copied into the repository: see `SOURCE.md` there) parses into
 //! the Rust type of its folder and serializes back to the same JSON value.
 //!
 //! An unknown folder fails the test, so a new example cannot be skipped silently. Where an
@@ -90,7 +91,7 @@ const EXCEPTIONS: &[Exception] = &[
 ];
 
 fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/2026-07-28/schema/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/spec/2026-07-28/examples")
 }
 
 /// Parses `v` as `T` and serializes it back.
@@ -346,7 +347,7 @@ fn every_schema_example_round_trips() {
     let dir = examples_dir();
     assert!(
         dir.is_dir(),
-        "spec examples folder is missing: {} (the shared folder must sit beside the repo)",
+        "spec examples folder is missing: {}",
         dir.display()
     );
     let mut folders: Vec<_> = std::fs::read_dir(&dir)

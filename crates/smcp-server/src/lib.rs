@@ -43,7 +43,7 @@
 //! | feature | default | what |
 //! |---|---|---|
 //! | `tls` | yes | HTTPS in [`serve`] (rustls, aws-lc-rs) and [`http::tls`] |
-//! | `dev-tls` | no | [`http::tls::write_dev_certificates`]: a throwaway CA for development and tests |
+//! | `dev-tls` | no | `http::tls::write_dev_certificates`: a throwaway CA for development and tests |
 //!
 //! SEP-2631 file transfer is the `smcp-files` crate, an [`extension`] registered with
 //! [`ServerBuilder::extension`].

@@ -14,8 +14,8 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncWriteExt;
 
-use super::error::{FileError, Operation};
 use super::policy::{check_descriptor, descriptor_method};
+use super::transfer_error::{Operation, TransferError};
 use super::{Progress, refusal};
 use crate::client::{Client, decode};
 use crate::error::Result;
@@ -58,12 +58,12 @@ pub(crate) fn verify(
     files: &[&FileValue],
     received_size: u64,
     received: &FileDigest,
-) -> Result<(), FileError> {
+) -> Result<(), TransferError> {
     for f in files {
         if let Some(expected) = f.size
             && expected != received_size
         {
-            return Err(FileError::SizeMismatch {
+            return Err(TransferError::SizeMismatch {
                 expected,
                 received: received_size,
             });
@@ -71,12 +71,12 @@ pub(crate) fn verify(
     }
     for expected in files.iter().filter_map(|f| f.digest.as_ref()) {
         if !expected.algorithm.eq_ignore_ascii_case(SHA_256) {
-            return Err(FileError::UnsupportedDigestAlgorithm {
+            return Err(TransferError::UnsupportedDigestAlgorithm {
                 algorithm: expected.algorithm.clone(),
             });
         }
         if !expected.matches(received) {
-            return Err(FileError::DigestMismatch {
+            return Err(TransferError::DigestMismatch {
                 expected: expected.clone(),
                 received: received.clone(),
             });
@@ -96,7 +96,7 @@ pub(crate) struct PartFile {
 
 impl PartFile {
     /// Creates a new, empty part file in `dir` (never an existing one).
-    pub(crate) async fn create(dir: &Path) -> Result<(Self, tokio::fs::File), FileError> {
+    pub(crate) async fn create(dir: &Path) -> Result<(Self, tokio::fs::File), TransferError> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static SEQ: AtomicU64 = AtomicU64::new(0);
         let mut attempt = 0;
@@ -113,16 +113,16 @@ impl PartFile {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => {
                     attempt += 1;
                 }
-                Err(e) => return Err(FileError::io(path, e)),
+                Err(e) => return Err(TransferError::io(path, e)),
             }
         }
     }
 
     /// Renames the part file to `target` (replacing it); the part file is no longer removed.
-    pub(crate) async fn persist(mut self, target: &Path) -> Result<(), FileError> {
+    pub(crate) async fn persist(mut self, target: &Path) -> Result<(), TransferError> {
         tokio::fs::rename(&self.path, target)
             .await
-            .map_err(|e| FileError::io(target, e))?;
+            .map_err(|e| TransferError::io(target, e))?;
         self.armed = false;
         Ok(())
     }
@@ -201,7 +201,7 @@ impl Client {
         for (k, v) in super::upload::descriptor_headers(auth.download.headers.as_ref(), false) {
             req = req.header(k, v);
         }
-        let resp = req.send().await.map_err(|source| FileError::Http {
+        let resp = req.send().await.map_err(|source| TransferError::Http {
             operation: Operation::Download,
             source,
         })?;
@@ -215,7 +215,7 @@ impl Client {
         let mut hasher = DigestBuilder::new();
         let mut body = resp.bytes_stream();
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|source| FileError::Http {
+            let chunk = chunk.map_err(|source| TransferError::Http {
                 operation: Operation::Download,
                 source,
             })?;
@@ -223,7 +223,7 @@ impl Client {
             if let Some(expected) = limit
                 && hasher.len() > expected
             {
-                return Err(FileError::SizeMismatch {
+                return Err(TransferError::SizeMismatch {
                     expected,
                     received: hasher.len(),
                 }
@@ -231,14 +231,16 @@ impl Client {
             }
             out.write_all(&chunk)
                 .await
-                .map_err(|e| FileError::io(&target, e))?;
+                .map_err(|e| TransferError::io(&target, e))?;
             if let Some(p) = progress {
                 p(hasher.len(), total);
             }
         }
         // Flushed, not fsynced: the rename happens only after verification and a client-side
         // copy can be fetched again (curl does not fsync either).
-        out.flush().await.map_err(|e| FileError::io(&target, e))?;
+        out.flush()
+            .await
+            .map_err(|e| TransferError::io(&target, e))?;
         drop(out);
         let (size, digest) = hasher.finish();
         verify(&announced, size, &digest)?;
@@ -290,7 +292,7 @@ mod tests {
         assert!(verify(&[&fv(None, None)], n, &good).is_ok());
         let e = verify(&[&fv(Some(n + 1), None)], n, &good).unwrap_err();
         assert!(
-            matches!(e, FileError::SizeMismatch { expected, received } if expected == n + 1 && received == n)
+            matches!(e, TransferError::SizeMismatch { expected, received } if expected == n + 1 && received == n)
         );
         // The tool's FileValue and the authorizeDownload answer are both binding.
         let wrong = FileDigest::sha256(b"other bytes");
@@ -300,13 +302,16 @@ mod tests {
             &good,
         )
         .unwrap_err();
-        assert!(matches!(e, FileError::DigestMismatch { .. }), "{e:?}");
+        assert!(matches!(e, TransferError::DigestMismatch { .. }), "{e:?}");
         let md5 = FileDigest {
             algorithm: "md5".into(),
             value: "x".into(),
         };
         let e = verify(&[&fv(Some(n), Some(md5))], n, &good).unwrap_err();
-        assert!(matches!(e, FileError::UnsupportedDigestAlgorithm { .. }));
+        assert!(matches!(
+            e,
+            TransferError::UnsupportedDigestAlgorithm { .. }
+        ));
         assert_eq!(
             announced_size(&[&fv(Some(9), None), &fv(Some(4), None), &fv(None, None)]),
             Some(4)

@@ -7,18 +7,18 @@
 //! connection ([`check_descriptor`]); descriptor URLs are fetched with a separate HTTP client
 //! that never carries the MCP endpoint's headers (`Authorization`, cookies) and never follows
 //! redirects. Downloads land under their final name only after size and digest were verified.
-//! Failures carry a typed [`FileError`] ([`crate::Error::file_error`]).
+//! Failures carry a typed [`TransferError`] ([`crate::Error::transfer_error`]).
 //!
 //! | module | what |
 //! |---|---|
 //! | `policy` | [`check_descriptor`], [`check_transfer_url`], [`is_loopback`] |
 //! | `upload` | `files/authorizeUpload`, raw and multipart uploads ([`Client::upload_path`]) |
 //! | `download` | `files/authorizeDownload`, verified downloads ([`Client::download_file`]) |
-//! | `error` | [`FileError`] |
+//! | `error` | [`TransferError`] |
 
 mod download;
-mod error;
 mod policy;
+mod transfer_error;
 mod upload;
 
 use std::path::{Path, PathBuf};
@@ -34,8 +34,8 @@ use smcp_proto::ext::files::{
 use smcp_proto::server::tools::CallToolResult;
 use tokio::io::AsyncReadExt;
 
-pub use error::{FileError, Operation};
 pub use policy::{check_descriptor, check_transfer_url, is_loopback};
+pub use transfer_error::{Operation, TransferError};
 
 use crate::client::Client;
 use crate::error::{Error, Result};
@@ -174,9 +174,9 @@ pub fn guess_mime(path: &Path) -> &'static str {
 
 /// A caller-supplied media type, checked (`type/subtype`) and with the whitespace around
 /// parameters removed, so it can go into a `data:` URI as is.
-pub(crate) fn normalize_mime(mime_type: &str) -> Result<String, FileError> {
+pub(crate) fn normalize_mime(mime_type: &str) -> Result<String, TransferError> {
     if !is_valid_mime(mime_type) {
-        return Err(FileError::InvalidMimeType {
+        return Err(TransferError::InvalidMimeType {
             mime_type: mime_type.to_owned(),
         });
     }
@@ -210,14 +210,14 @@ pub(crate) fn local_path(value: &str) -> Option<PathBuf> {
 pub async fn digest_path(path: &Path) -> Result<(u64, FileDigest)> {
     let mut file = tokio::fs::File::open(path)
         .await
-        .map_err(|e| FileError::io(path, e))?;
+        .map_err(|e| TransferError::io(path, e))?;
     let mut buf = vec![0u8; CHUNK];
     let mut hasher = DigestBuilder::new();
     loop {
         let n = file
             .read(&mut buf)
             .await
-            .map_err(|e| FileError::io(path, e))?;
+            .map_err(|e| TransferError::io(path, e))?;
         if n == 0 {
             break;
         }
@@ -227,10 +227,10 @@ pub async fn digest_path(path: &Path) -> Result<(u64, FileDigest)> {
 }
 
 /// A data-plane refusal: the status and the `reason` of a JSON error body, if any.
-async fn refusal(resp: reqwest::Response, operation: Operation) -> FileError {
+async fn refusal(resp: reqwest::Response, operation: Operation) -> TransferError {
     let status = resp.status().as_u16();
     let body: Value = resp.json().await.unwrap_or(Value::Null);
-    FileError::Refused {
+    TransferError::Refused {
         operation,
         status,
         reason: body
@@ -267,12 +267,12 @@ impl Client {
         };
         let size = tokio::fs::metadata(path)
             .await
-            .map_err(|e| FileError::io(path, e))?
+            .map_err(|e| TransferError::io(path, e))?
             .len();
         if let Some(max_size) = descriptor.max_size
             && size > max_size
         {
-            return Err(FileError::TooLargeForField {
+            return Err(TransferError::TooLargeForField {
                 path: path.to_path_buf(),
                 size,
                 max_size,
@@ -287,17 +287,17 @@ impl Client {
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             tokio::fs::File::open(path)
                 .await
-                .map_err(|e| FileError::io(path, e))?
+                .map_err(|e| TransferError::io(path, e))?
                 .read_to_end(&mut bytes)
                 .await
-                .map_err(|e| FileError::io(path, e))?;
+                .map_err(|e| TransferError::io(path, e))?;
             let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
             return Ok(format!("data:{mime};base64,{b64}"));
         }
         if upload_ok {
             return Ok(self.upload_path(path, Some(&mime), progress).await?.uri);
         }
-        Err(FileError::NoUsableTransferMode {
+        Err(TransferError::NoUsableTransferMode {
             modes: descriptor.transfer_modes.clone(),
         }
         .into())
@@ -407,7 +407,7 @@ mod tests {
         );
         assert!(matches!(
             normalize_mime("not a type"),
-            Err(FileError::InvalidMimeType { .. })
+            Err(TransferError::InvalidMimeType { .. })
         ));
         assert_eq!(guess_mime(Path::new("a/B.TXT")), "text/plain");
         assert_eq!(guess_mime(Path::new("x")), "application/octet-stream");

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use smcp_proto::ext::files::{FileTransferDescriptor, TRANSPORT_HTTPS};
 
-use super::error::{FileError, Operation};
+use super::transfer_error::{Operation, TransferError};
 
 /// Whether `url` points at this machine: `localhost`, `127.0.0.0/8`, `::1` or an IPv4-mapped
 /// loopback address. Names other than `localhost` are not resolved.
@@ -29,23 +29,23 @@ pub fn is_loopback(url: &reqwest::Url) -> bool {
 
 /// Checks a URL the client is about to connect to for file transfer: `https` is accepted;
 /// `http` only when `allow_insecure_loopback` is set and the host [`is_loopback`]; anything
-/// else is refused with [`FileError::InsecureUrl`] (or [`FileError::InvalidUrl`]).
+/// else is refused with [`TransferError::InsecureUrl`] (or [`TransferError::InvalidUrl`]).
 pub fn check_transfer_url(
     url: &str,
     allow_insecure_loopback: bool,
-) -> Result<reqwest::Url, FileError> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| FileError::InvalidUrl {
+) -> Result<reqwest::Url, TransferError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| TransferError::InvalidUrl {
         reason: e.to_string(),
     })?;
     let Some(host) = parsed.host_str().map(str::to_owned) else {
-        return Err(FileError::InvalidUrl {
+        return Err(TransferError::InvalidUrl {
             reason: format!("a {}: URL without a host", parsed.scheme()),
         });
     };
     match parsed.scheme() {
         "https" => Ok(parsed),
         "http" if allow_insecure_loopback && is_loopback(&parsed) => Ok(parsed),
-        scheme => Err(FileError::InsecureUrl {
+        scheme => Err(TransferError::InsecureUrl {
             scheme: scheme.to_owned(),
             host,
             loopback_allowed: allow_insecure_loopback,
@@ -60,7 +60,7 @@ pub fn check_descriptor(
     allow_insecure_loopback: bool,
 ) -> crate::Result<reqwest::Url> {
     if d.transport != TRANSPORT_HTTPS {
-        return Err(FileError::UnsupportedTransport {
+        return Err(TransferError::UnsupportedTransport {
             transport: d.transport.clone(),
         }
         .into());
@@ -73,19 +73,19 @@ pub fn check_descriptor(
 pub(crate) fn descriptor_method(
     d: &FileTransferDescriptor,
     operation: Operation,
-) -> Result<reqwest::Method, FileError> {
+) -> Result<reqwest::Method, TransferError> {
     let method = d.method.to_ascii_uppercase();
     let ok = match operation {
         Operation::Upload => method == "PUT" || method == "POST",
         Operation::Download => method == "GET",
     };
     if !ok {
-        return Err(FileError::InvalidMethod {
+        return Err(TransferError::InvalidMethod {
             method: d.method.clone(),
             operation,
         });
     }
-    reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| FileError::InvalidMethod {
+    reqwest::Method::from_bytes(method.as_bytes()).map_err(|_| TransferError::InvalidMethod {
         method: d.method.clone(),
         operation,
     })
@@ -137,7 +137,7 @@ mod tests {
         assert!(check_transfer_url("http://127.0.0.1:5/u", true).is_ok());
         let e = check_transfer_url("http://127.0.0.1:5/u", false).unwrap_err();
         assert!(
-            matches!(&e, FileError::InsecureUrl { scheme, host, loopback_allowed: false }
+            matches!(&e, TransferError::InsecureUrl { scheme, host, loopback_allowed: false }
                 if scheme == "http" && host == "127.0.0.1"),
             "{e:?}"
         );
@@ -146,7 +146,7 @@ mod tests {
         assert!(
             matches!(
                 &e,
-                FileError::InsecureUrl {
+                TransferError::InsecureUrl {
                     loopback_allowed: true,
                     ..
                 }
@@ -159,7 +159,7 @@ mod tests {
         }
         assert!(matches!(
             check_transfer_url("not a url", true),
-            Err(FileError::InvalidUrl { .. })
+            Err(TransferError::InvalidUrl { .. })
         ));
     }
 
@@ -169,12 +169,15 @@ mod tests {
         assert!(check_descriptor(&ok, false).is_ok());
         let e = check_descriptor(&descriptor("s3", "PUT", "https://h/u"), false).unwrap_err();
         assert!(matches!(
-            e.file_error(),
-            Some(FileError::UnsupportedTransport { .. })
+            e.transfer_error(),
+            Some(TransferError::UnsupportedTransport { .. })
         ));
         let e = check_descriptor(&descriptor("https", "PUT", "http://192.0.2.1:9/u"), true)
             .unwrap_err();
-        assert!(e.file_error().is_some_and(FileError::is_descriptor_refused));
+        assert!(
+            e.transfer_error()
+                .is_some_and(TransferError::is_descriptor_refused)
+        );
         assert!(descriptor_method(&ok, Operation::Upload).is_ok());
         assert!(
             descriptor_method(&descriptor("https", "post", "https://h"), Operation::Upload).is_ok()

@@ -13,8 +13,8 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncReadExt;
 
-use super::error::{FileError, Operation};
 use super::policy::{check_descriptor, descriptor_method};
+use super::transfer_error::{Operation, TransferError};
 use super::{CHUNK, Progress, digest_path, guess_mime, normalize_mime, refusal};
 use crate::client::{Client, decode};
 use crate::error::{Error, Result};
@@ -96,7 +96,7 @@ impl Client {
         tracing::info!(file = %path.display(), host = ?url.host_str(), size, "uploading");
         let mut file = tokio::fs::File::open(path)
             .await
-            .map_err(|e| FileError::io(path, e))?;
+            .map_err(|e| TransferError::io(path, e))?;
         // Bounded pipe from the disk reader (which reports progress) to the request body:
         // at most 4 chunks in flight, so memory stays flat for any file size.
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
@@ -129,7 +129,7 @@ impl Client {
             }
         };
         let (resp, ()) = tokio::join!(req.send(), pump);
-        let resp = resp.map_err(|source| FileError::Http {
+        let resp = resp.map_err(|source| TransferError::Http {
             operation: Operation::Upload,
             source,
         })?;
@@ -154,7 +154,7 @@ fn upload_request(
     size: u64,
     name: Option<String>,
     mime: &str,
-) -> Result<reqwest::RequestBuilder, FileError> {
+) -> Result<reqwest::RequestBuilder, TransferError> {
     let mut req = http.request(method, url);
     for (k, v) in descriptor_headers(d.headers.as_ref(), d.multipart.is_some()) {
         req = req.header(k, v);
@@ -168,7 +168,7 @@ fn upload_request(
             let part = reqwest::multipart::Part::stream_with_length(body, size)
                 .file_name(name.unwrap_or_else(|| "file".to_owned()))
                 .mime_str(mime)
-                .map_err(|_| FileError::InvalidMimeType {
+                .map_err(|_| TransferError::InvalidMimeType {
                     mime_type: mime.to_owned(),
                 })?;
             req.multipart(form.part(mp.file_field.clone(), part))

@@ -11,7 +11,7 @@ use super::catalog::{Catalog, Features};
 use super::completion::CompletionHandler;
 use super::error::BuildError;
 use super::extension::Extension;
-use super::listen::ListenRegistry;
+use super::listen::registry::ListenRegistry;
 use super::mrtr::{KeyRing, MrtrConfig, ReplayGuard};
 use super::prompts::PromptBuilder;
 use super::reply::ServerMeta;
@@ -46,6 +46,13 @@ impl std::fmt::Debug for ServerBuilder {
             .field("info", &self.info)
             .field("extensions", &self.extensions)
             .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server that reports itself as `name` / `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name, version)
     }
 }
 
@@ -270,7 +277,8 @@ impl ServerBuilder {
         }
         let mut catalog = Catalog::default();
         for t in self.tools {
-            let entry = t.build(&extensions)?;
+            let mut entry = t.build()?;
+            super::extension::register_tool(&extensions, &mut entry)?;
             if entry.single_use_state && self.replay.is_none() {
                 return Err(BuildError::MissingReplayGuard(entry.name().to_owned()));
             }

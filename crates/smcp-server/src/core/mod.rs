@@ -39,4 +39,5 @@ mod runtime;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub mod tools;
+mod typemap;
 mod uri_template;

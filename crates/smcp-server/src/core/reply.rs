@@ -1,7 +1,7 @@
 //! What the core answers, typed, and the one writer that puts it on the wire.
 //!
 //! Every successful answer is a [`Reply`]: a result type of `smcp-proto`, or the result
-//! object of an extension method. [`response_bytes`] writes the JSON-RPC response for it,
+//! object of an extension method. `response_bytes` writes the JSON-RPC response for it,
 //! with the server's `_meta` entries (`io.modelcontextprotocol/serverInfo`) added to the
 //! result's own: when the result has no `_meta`, the server's object — serialized once, when
 //! the server was built — is spliced in after the result's members, so the common case costs

@@ -58,7 +58,8 @@ impl Server {
     /// Adds a tool; fails on a bad definition or when a tool of that name exists. Publishes
     /// `tools/list_changed`.
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), BuildError> {
-        let entry = tool.build(&self.shared.extensions)?;
+        let mut entry = tool.build()?;
+        super::extension::register_tool(&self.shared.extensions, &mut entry)?;
         let r = self.edit_catalog(|c| c.add_tool(entry).map(|()| true));
         self.changed(r, Change::ToolsListChanged).map(|_| ())
     }
@@ -66,7 +67,8 @@ impl Server {
     /// Adds a tool or replaces the one of the same name (keeping its place in the list).
     /// Returns whether one was replaced. Publishes `tools/list_changed`.
     pub fn replace_tool(&self, tool: ToolBuilder) -> Result<bool, BuildError> {
-        let entry = tool.build(&self.shared.extensions)?;
+        let mut entry = tool.build()?;
+        super::extension::register_tool(&self.shared.extensions, &mut entry)?;
         let mut replaced = false;
         let r = self.edit_catalog(|c| {
             if let Some(i) = c.tool_position(entry.name()) {

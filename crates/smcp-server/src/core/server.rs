@@ -14,7 +14,7 @@ use smcp_bus::ChangeBus;
 use super::catalog::{Catalog, Features};
 use super::completion::CompletionHandler;
 use super::extension::{Extension, MethodSpec};
-use super::listen::ListenRegistry;
+use super::listen::registry::ListenRegistry;
 use super::mrtr::{MrtrConfig, ReplayGuard};
 use super::reply::ServerMeta;
 use crate::config::{CacheConfig, Limits, ListenConfig};
@@ -75,14 +75,6 @@ impl Shared {
 }
 
 impl Server {
-    /// Starts building a server that reports itself as `name` / `version`.
-    pub fn builder(
-        name: impl Into<String>,
-        version: impl Into<String>,
-    ) -> super::builder::ServerBuilder {
-        super::builder::ServerBuilder::new(name, version)
-    }
-
     /// The member of params the `Mcp-Name` header mirrors for `method`, when an extension
     /// serves it and declared one.
     pub fn extension_name_member(&self, method: &str) -> Option<&'static str> {

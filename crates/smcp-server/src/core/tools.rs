@@ -32,9 +32,9 @@ use smcp_proto::server::tools::{CallToolResult, Tool, ToolAnnotations};
 use smcp_proto::x_mcp_header::{self, HeaderParam};
 
 use super::error::BuildError;
-use super::extension::{Extension, Extensions, ToolData};
 use super::handler::HandlerError;
 use super::schema::SchemaValidator;
+use super::typemap::{Extensions, ToolData};
 use crate::core::context::RequestContext;
 
 /// A boxed, sendable future.
@@ -225,8 +225,8 @@ impl ToolBuilder {
         &self.tool.name
     }
 
-    /// Validates the definition and lets every extension look at it.
-    pub(crate) fn build(self, extensions: &[Arc<dyn Extension>]) -> Result<ToolEntry, BuildError> {
+    /// Validates the definition (extensions look at it next: `extension::register_tool`).
+    pub(crate) fn build(self) -> Result<ToolEntry, BuildError> {
         let mut tool = self.tool;
         if !valid_tool_name(&tool.name) {
             return Err(BuildError::InvalidToolName(tool.name));
@@ -278,16 +278,6 @@ impl ToolBuilder {
                 });
             }
         };
-        let mut data = ToolData::new();
-        for extension in extensions {
-            extension
-                .register_tool(&tool, &mut data)
-                .map_err(|reason| BuildError::Extension {
-                    extension: extension.name(),
-                    item: tool.name.clone(),
-                    reason,
-                })?;
-        }
         Ok(ToolEntry {
             tool,
             validator,
@@ -295,7 +285,7 @@ impl ToolBuilder {
             required_capabilities: self.required_capabilities,
             single_use_state: self.single_use_state,
             handler,
-            data,
+            data: ToolData::new(),
         })
     }
 }

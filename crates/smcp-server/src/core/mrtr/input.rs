@@ -355,35 +355,53 @@ impl Input {
     }
 }
 
-/// The capability `request` needs, if the client did not declare it.
+/// The capability `request` needs, if the client did not declare it, as the
+/// `requiredCapabilities` of a −32021 error.
 fn missing_for(request: &InputRequest, ctx: &RequestContext) -> Option<Map<String, Value>> {
+    use smcp_proto::capabilities::{
+        ClientCapabilities, ElicitationCapability, RootsCapability, SamplingCapability,
+    };
     use smcp_proto::client::elicitation::ElicitRequestParams;
-    let need: &[&str] = match request {
-        InputRequest::Elicit(ElicitRequestParams::Url(_)) => &["elicitation", "url"],
+    let mut need = ClientCapabilities::default();
+    let declared = match request {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => {
+            need.elicitation = Some(ElicitationCapability {
+                url: Some(Map::new()),
+                ..Default::default()
+            });
+            ctx.has_capability(&["elicitation", "url"])
+        }
         InputRequest::Elicit(_) => {
-            let form = match ctx.client_capabilities().get("elicitation") {
+            need.elicitation = Some(ElicitationCapability::default());
+            // Declaring only URL mode (`{"elicitation": {"url": {}}}`) is not form support.
+            match ctx.client_capabilities().get("elicitation") {
                 Some(Value::Object(e)) => e.is_empty() || e.contains_key("form"),
                 _ => false,
-            };
-            // Declaring only URL mode (`{"elicitation": {"url": {}}}`) is not form support.
-            return (!form).then(|| {
-                let mut caps = Map::new();
-                caps.insert("elicitation".into(), json!({}));
-                caps
-            });
+            }
         }
-        InputRequest::CreateMessage(p) if p.tools.is_some() => &["sampling", "tools"],
-        InputRequest::CreateMessage(_) => &["sampling"],
-        InputRequest::ListRoots(_) => &["roots"],
+        InputRequest::CreateMessage(p) if p.tools.is_some() => {
+            need.sampling = Some(SamplingCapability {
+                tools: Some(Map::new()),
+                ..Default::default()
+            });
+            ctx.has_capability(&["sampling", "tools"])
+        }
+        InputRequest::CreateMessage(_) => {
+            need.sampling = Some(SamplingCapability::default());
+            ctx.has_capability(&["sampling"])
+        }
+        InputRequest::ListRoots(_) => {
+            need.roots = Some(RootsCapability::default());
+            ctx.has_capability(&["roots"])
+        }
     };
-    if ctx.has_capability(need) {
+    if declared {
         return None;
     }
-    let mut value = json!({});
-    for key in need.iter().rev() {
-        value = json!({ *key: value });
+    match serde_json::to_value(need) {
+        Ok(Value::Object(caps)) => Some(caps),
+        _ => Some(Map::new()),
     }
-    value.as_object().cloned()
 }
 
 #[cfg(test)]

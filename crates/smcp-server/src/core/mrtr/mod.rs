@@ -27,7 +27,7 @@
 //! question the client did not declare it can answer on *this* request is never sent (−32021
 //! instead); answers are validated against their question (an elicitation answer against its
 //! `requestedSchema`) and an invalid or missing one is asked again; unknown extra answers are
-//! ignored; `requestState` is sealed (see [`seal`]) and bound to the method, the salient
+//! ignored; `requestState` is sealed with the server's [`KeyRing`] and bound to the method, the salient
 //! params, the principal and an expiry; the number of rounds and the state size are capped.
 //! For exactly-once effects, a tool can demand single-use state ([`ReplayGuard`]).
 
@@ -35,7 +35,7 @@ mod ask;
 mod digest;
 mod input;
 mod replay;
-pub mod seal;
+pub(crate) mod seal;
 
 use std::time::Duration;
 

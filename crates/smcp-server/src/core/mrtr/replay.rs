@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use crate::core::keys::{Clock, system_clock};
 use crate::core::tools::BoxFuture;
 
 /// Remembers which state ids were used. Shared by every instance that may see a retry, so
@@ -26,18 +27,32 @@ impl std::fmt::Debug for dyn ReplayGuard {
 
 /// An in-memory guard for a single instance. Expired ids are purged as new ones arrive;
 /// past `capacity` live ids, new ones are refused (fail closed) rather than growing memory.
-#[derive(Debug)]
 pub struct MemoryReplayGuard {
     seen: Mutex<HashMap<String, SystemTime>>,
     capacity: usize,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for MemoryReplayGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryReplayGuard")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
 }
 
 impl MemoryReplayGuard {
     /// A guard remembering at most `capacity` unexpired ids.
     pub fn new(capacity: usize) -> Self {
+        Self::with_clock(capacity, system_clock())
+    }
+
+    /// A guard whose expiry reads `clock` (the one [`super::MrtrConfig::clock`] uses, in tests).
+    pub fn with_clock(capacity: usize, clock: Clock) -> Self {
         Self {
             seen: Mutex::new(HashMap::new()),
             capacity,
+            clock,
         }
     }
 }
@@ -48,7 +63,7 @@ impl ReplayGuard for MemoryReplayGuard {
             .seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let now = SystemTime::now();
+        let now = (self.clock)();
         if seen.len() >= self.capacity {
             seen.retain(|_, exp| *exp > now);
         }

@@ -2,7 +2,7 @@
 //!
 //! The client echoes `requestState` verbatim, so it is attacker-controlled input. It is sealed
 //! with the server's [`KeyRing`] (authenticated encryption: tampering is detected and the
-//! content is not readable), under the purpose [`PURPOSE`], so a retry may land on any
+//! content is not readable), under the purpose `mrtr-state`, so a retry may land on any
 //! instance that shares the ring. The sealed envelope binds:
 //!
 //! - the method and a digest of the salient params (tool/prompt name and arguments, resource

@@ -1,11 +1,11 @@
-//! [`FileError`]: why a SEP-2631 file transfer failed, as data a caller can match on.
+//! [`TransferError`]: why a SEP-2631 file transfer failed, as data a caller can match on.
 
 use std::fmt;
 use std::path::PathBuf;
 
 use smcp_proto::ext::files::FileDigest;
 
-/// The data-plane direction a [`FileError`] happened in.
+/// The data-plane direction a [`TransferError`] happened in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     /// Sending bytes to an upload descriptor.
@@ -25,7 +25,7 @@ impl fmt::Display for Operation {
 
 /// Why a SEP-2631 file transfer failed. Every [`crate::Error`] for which
 /// [`crate::Error::is_file_transfer`] holds carries one, reachable through
-/// [`crate::Error::file_error`].
+/// [`crate::Error::transfer_error`].
 ///
 /// Descriptor refusals ([`UnsupportedTransport`](Self::UnsupportedTransport),
 /// [`InvalidUrl`](Self::InvalidUrl), [`InsecureUrl`](Self::InsecureUrl),
@@ -36,7 +36,7 @@ impl fmt::Display for Operation {
 /// destination name.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum FileError {
+pub enum TransferError {
     /// The descriptor names a transport family other than `https`.
     #[error("unsupported transport {transport:?} (only \"https\" is supported)")]
     UnsupportedTransport {
@@ -152,7 +152,7 @@ pub enum FileError {
     },
 }
 
-impl FileError {
+impl TransferError {
     /// An [`Io`](Self::Io) error for `path`.
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn messages_name_the_problem_without_the_url() {
-        let e = FileError::InsecureUrl {
+        let e = TransferError::InsecureUrl {
             scheme: "http".into(),
             host: "192.0.2.1".into(),
             loopback_allowed: true,
@@ -202,13 +202,13 @@ mod tests {
              on loopback only)"
         );
         assert!(e.is_descriptor_refused() && !e.is_integrity_failure());
-        let e = FileError::DigestMismatch {
+        let e = TransferError::DigestMismatch {
             expected: FileDigest::sha256(b"a"),
             received: FileDigest::sha256(b"b"),
         };
         assert!(e.to_string().starts_with("digest mismatch: "), "{e}");
         assert!(e.is_integrity_failure() && !e.is_descriptor_refused());
-        let e = FileError::Refused {
+        let e = TransferError::Refused {
             operation: Operation::Upload,
             status: 422,
             reason: Some("digestMismatch".into()),

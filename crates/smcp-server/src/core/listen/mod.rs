@@ -1,6 +1,7 @@
 //! `subscriptions/listen`, the protocol side (`basic/patterns/subscriptions.mdx`,
 //! REQUIREMENTS A7): which part of a filter the server honours, the acknowledgement and the
-//! graceful-close result, how a change becomes a notification, and how many streams are open.
+//! graceful-close result, how a change becomes a notification, and (`registry.rs`) how many
+//! streams are open.
 //! A transport turns a [`ListenPlan`] into a stream (over HTTP: an SSE response body).
 //!
 //! Decisions where the spec is silent:
@@ -9,10 +10,6 @@
 //! * Unknown filter keys are ignored; `null` counts as omitted; `false` is honoured by
 //!   omission from the acknowledgement. More `resourceSubscriptions` than
 //!   [`ListenConfig::max_resource_subscriptions`] is −32602.
-
-use std::collections::HashMap;
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use serde_json::Map;
@@ -24,96 +21,14 @@ use smcp_proto::patterns::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
-use tokio_util::sync::CancellationToken;
 
-use super::context::Framing;
-use super::reply::{Reply, response_bytes};
-use super::server::Shared;
-use crate::config::ListenConfig;
+pub(crate) mod registry;
 
-/// The open listen streams of one server instance.
-#[derive(Debug, Default)]
-pub(crate) struct ListenRegistry {
-    counts: Mutex<Counts>,
-    pub(crate) shutdown: CancellationToken,
-}
+pub(crate) use registry::{Refusal, Slot};
 
-#[derive(Debug, Default)]
-struct Counts {
-    total: usize,
-    per_address: HashMap<IpAddr, usize>,
-}
-
-/// Why a stream could not be opened.
-pub(crate) enum Refusal {
-    ShuttingDown,
-    Total(usize),
-    Address(usize),
-}
-
-impl ListenRegistry {
-    pub(crate) fn open(&self) -> usize {
-        self.counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .total
-    }
-
-    pub(crate) fn shutdown(&self) {
-        self.shutdown.cancel();
-    }
-
-    pub(crate) fn acquire(
-        self: &Arc<Self>,
-        address: Option<IpAddr>,
-        config: &ListenConfig,
-    ) -> Result<Slot, Refusal> {
-        if self.shutdown.is_cancelled() {
-            return Err(Refusal::ShuttingDown);
-        }
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        if counts.total >= config.max_streams {
-            return Err(Refusal::Total(config.max_streams));
-        }
-        if let Some(address) = address {
-            let n = counts.per_address.entry(address).or_insert(0);
-            if *n >= config.max_streams_per_address {
-                return Err(Refusal::Address(config.max_streams_per_address));
-            }
-            *n += 1;
-        }
-        counts.total += 1;
-        Ok(Slot {
-            registry: self.clone(),
-            address,
-        })
-    }
-}
-
-/// One counted stream; dropping it gives the place back.
-pub(crate) struct Slot {
-    registry: Arc<ListenRegistry>,
-    address: Option<IpAddr>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut counts = self
-            .registry
-            .counts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        counts.total = counts.total.saturating_sub(1);
-        if let Some(address) = self.address
-            && let Some(n) = counts.per_address.get_mut(&address)
-        {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                counts.per_address.remove(&address);
-            }
-        }
-    }
-}
+use crate::core::context::Framing;
+use crate::core::reply::{Reply, response_bytes};
+use crate::core::server::Shared;
 
 /// A listen request the core accepted: what to subscribe to and what to send.
 #[derive(Debug)]
