@@ -56,7 +56,7 @@ use smcp_proto::server::resources::ReadResourceResult;
 use smcp_proto::server::tools::{CallToolResult, Tool};
 use smcp_server::extension::{
     Extension, ExtensionRequest, ExtensionResult, MethodSpec, Next, ToolData, ToolOutcome,
-    ToolReply,
+    ToolRefused, ToolReply,
 };
 use smcp_server::tools::{BoxFuture, ToolCall};
 use smcp_server::{HandlerError, RequestContext};
@@ -141,8 +141,8 @@ impl Extension for FilesExtension {
         })
     }
 
-    fn register_tool(&self, tool: &Tool, data: &mut ToolData) -> Result<(), String> {
-        let fields = file_fields(&tool.input_schema, true)?;
+    fn register_tool(&self, tool: &Tool, data: &mut ToolData) -> Result<(), ToolRefused> {
+        let fields = file_fields(&tool.input_schema, true).map_err(ToolRefused::new)?;
         if !fields.is_empty() {
             data.insert(ToolFileFields(fields));
         }

@@ -29,7 +29,7 @@ pub use error::{FileError, StoreError};
 pub use extension::{FileArgs, FilesExtension, FilesToolCall, file_error_result};
 pub use handle::{ByteStream, FileHandle};
 pub use meta::FileMeta;
-pub use schema::{FileField, file_fields};
+pub use schema::{DeclarationError, FileField, file_fields};
 pub use service::{BaseUrlError, check_base_url};
 pub use service::{Files, FilesConfig, UploadStyle};
 pub use store::{FileStore, LocalFileStore, ObjectStoreFileStore, StagedFile};

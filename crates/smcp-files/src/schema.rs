@@ -19,9 +19,26 @@ fn is_uri_string(schema: &Map<String, Value>) -> bool {
         && schema.get("format").and_then(Value::as_str) == Some("uri")
 }
 
-fn descriptor(name: &str, value: &Value) -> Result<FileInputDescriptor, String> {
+/// A misplaced or malformed `x-mcp-file` declaration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("property {property:?}: {reason}")]
+pub struct DeclarationError {
+    /// The top-level property that carries it.
+    pub property: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+fn refuse(property: &str, reason: String) -> DeclarationError {
+    DeclarationError {
+        property: property.to_owned(),
+        reason,
+    }
+}
+
+fn descriptor(name: &str, value: &Value) -> Result<FileInputDescriptor, DeclarationError> {
     serde_json::from_value(value.clone())
-        .map_err(|e| format!("property {name:?}: invalid {X_MCP_FILE} value: {e}"))
+        .map_err(|e| refuse(name, format!("invalid {X_MCP_FILE} value: {e}")))
 }
 
 /// The file fields of an object schema's top-level `properties`. `allow_arrays` is true for
@@ -30,7 +47,7 @@ fn descriptor(name: &str, value: &Value) -> Result<FileInputDescriptor, String> 
 pub fn file_fields(
     schema: &Map<String, Value>,
     allow_arrays: bool,
-) -> Result<Vec<FileField>, String> {
+) -> Result<Vec<FileField>, DeclarationError> {
     let mut out = Vec::new();
     let Some(Value::Object(props)) = schema.get("properties") else {
         return Ok(out);
@@ -39,9 +56,12 @@ pub fn file_fields(
         let Value::Object(prop) = prop else { continue };
         if let Some(value) = prop.get(X_MCP_FILE) {
             if !is_uri_string(prop) {
-                return Err(format!(
-                    "property {name:?}: {X_MCP_FILE} is only allowed on a \
-                     {{\"type\":\"string\",\"format\":\"uri\"}} property"
+                return Err(refuse(
+                    name,
+                    format!(
+                        "{X_MCP_FILE} is only allowed on a \
+                         {{\"type\":\"string\",\"format\":\"uri\"}} property"
+                    ),
                 ));
             }
             out.push(FileField {
@@ -55,14 +75,18 @@ pub fn file_fields(
             && let Some(value) = items.get(X_MCP_FILE)
         {
             if !allow_arrays {
-                return Err(format!(
-                    "property {name:?}: elicitation file fields must be single URI strings"
+                return Err(refuse(
+                    name,
+                    "elicitation file fields must be single URI strings".to_owned(),
                 ));
             }
             if prop.get("type").and_then(Value::as_str) != Some("array") || !is_uri_string(items) {
-                return Err(format!(
-                    "property {name:?}: {X_MCP_FILE} on items needs an array of \
-                     {{\"type\":\"string\",\"format\":\"uri\"}}"
+                return Err(refuse(
+                    name,
+                    format!(
+                        "{X_MCP_FILE} on items needs an array of \
+                         {{\"type\":\"string\",\"format\":\"uri\"}}"
+                    ),
                 ));
             }
             out.push(FileField {

@@ -85,7 +85,7 @@ impl RequestMeta {
 pub struct RequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
 }
 
 /// Params of a notification that carries nothing but `_meta` (`schema.ts` `NotificationParams`).

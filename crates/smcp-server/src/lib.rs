@@ -66,7 +66,7 @@ pub use crate::core::builder::ServerBuilder;
 pub use crate::core::completion::{CompletionHandler, CompletionRequest};
 pub use crate::core::context::{Framing, NotifyError, Principal, RequestContext};
 pub use crate::core::error::BuildError;
-pub use crate::core::extension::{Extension, Extensions, MethodSpec, Next, ToolReply};
+pub use crate::core::extension::{Extension, Extensions, MethodSpec, Next, ToolRefused, ToolReply};
 pub use crate::core::handler::HandlerError;
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
 pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};

@@ -34,7 +34,7 @@ pub struct SubscriptionFilter {
 pub struct SubscriptionsListenRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// What to listen for (a JSON object; an array is refused, though serde would read one).
     #[serde(deserialize_with = "crate::basic::object_only")]
     pub notifications: SubscriptionFilter,

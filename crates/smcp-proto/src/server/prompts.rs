@@ -145,7 +145,7 @@ impl ListPromptsResult {
 pub struct GetPromptRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// The prompt name.
     pub name: String,
     /// Argument values.

@@ -196,7 +196,7 @@ impl ListResourceTemplatesResult {
 pub struct ReadResourceRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// The URI to read.
     pub uri: String,
     /// Responses to the input requests of a previous `InputRequiredResult` (MRTR retry).

@@ -168,7 +168,7 @@ impl ListToolsResult {
 pub struct CallToolRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// The tool name.
     pub name: String,
     /// The arguments.

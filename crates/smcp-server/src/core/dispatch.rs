@@ -253,7 +253,7 @@ fn discover(shared: &Shared, catalog: &Catalog) -> Reply {
         ttl_ms: 0,
         cache_scope: Default::default(),
     };
-    Reply::Discover(cached(result, shared.cache.discover))
+    Reply::Discover(Box::new(cached(result, shared.cache.discover)))
 }
 
 fn list<T>(

@@ -77,6 +77,23 @@ pub struct ExtensionRequest {
     pub ctx: RequestContext,
 }
 
+/// Why an extension refused a tool definition (see [`Extension::register_tool`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ToolRefused {
+    /// What is wrong, naming the offending part of the tool.
+    pub reason: String,
+}
+
+impl ToolRefused {
+    /// A refusal for `reason`.
+    pub fn new(reason: impl std::fmt::Display) -> Self {
+        Self {
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// What an extension method answers: a result object (the server adds `resultType` when it
 /// is missing and its own `_meta`), or a JSON-RPC error.
 pub type ExtensionResult = Result<Map<String, Value>, ErrorObject>;
@@ -119,7 +136,7 @@ pub trait Extension: Send + Sync + 'static {
     /// Looks at a tool as it is registered. `Err` refuses the definition (the message says
     /// why, naming the offending part of the tool); data put in `data` is available to every
     /// call of the tool ([`ToolCall::tool_data`]).
-    fn register_tool(&self, tool: &Tool, data: &mut ToolData) -> Result<(), String> {
+    fn register_tool(&self, tool: &Tool, data: &mut ToolData) -> Result<(), ToolRefused> {
         let _ = (tool, data);
         Ok(())
     }
@@ -199,10 +216,10 @@ pub(crate) fn register_tool(
     for extension in extensions {
         extension
             .register_tool(&entry.tool, &mut entry.data)
-            .map_err(|reason| BuildError::Extension {
+            .map_err(|refused| BuildError::Extension {
                 extension: extension.name(),
                 item: entry.tool.name.clone(),
-                reason,
+                reason: refused.reason,
             })?;
     }
     Ok(())

@@ -25,8 +25,8 @@ use smcp_proto::server::utilities::completion::CompleteResult;
 /// A successful answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// `server/discover`.
-    Discover(DiscoverResult),
+    /// `server/discover` (boxed: its capabilities are large, and every other reply small).
+    Discover(Box<DiscoverResult>),
     /// `tools/list`.
     ListTools(ListToolsResult),
     /// `tools/call`.
@@ -119,7 +119,7 @@ pub(crate) fn response_bytes(server: &ServerMeta, id: &RequestId, reply: Reply) 
     out.extend_from_slice(br#","result":"#);
     let meta = server;
     match reply {
-        Reply::Discover(r) => write_result(&mut out, meta, r),
+        Reply::Discover(r) => write_result(&mut out, meta, *r),
         Reply::ListTools(r) => write_result(&mut out, meta, r),
         Reply::Tool(r) => write_result(&mut out, meta, r),
         Reply::ListResources(r) => write_result(&mut out, meta, r),

@@ -76,7 +76,7 @@ pub struct CompletionContext {
 pub struct CompleteRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// What is being completed.
     #[serde(rename = "ref")]
     pub reference: CompletionReference,

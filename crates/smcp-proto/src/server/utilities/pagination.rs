@@ -12,7 +12,7 @@ use crate::basic::{Cursor, RequestMeta};
 pub struct PaginatedRequestParams {
     /// Request metadata (required by the schema).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+    pub meta: Option<Box<RequestMeta>>,
     /// The cursor from the previous page's `nextCursor`; absent for the first page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<Cursor>,
