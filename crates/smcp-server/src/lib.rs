@@ -57,6 +57,8 @@ pub mod config;
 pub mod core;
 pub mod http;
 pub mod security;
+#[cfg(feature = "stdio")]
+pub mod stdio;
 
 pub use crate::core::{
     completion, context, extension, handler, keys, mrtr, prompts, reply, resources, tools,
@@ -83,3 +85,5 @@ pub use smcp_bus::{Change, ChangeBus, InProcessBus};
 pub use smcp_proto as proto;
 pub use smcp_proto::basic::LoggingLevel;
 pub use smcp_proto::server::utilities::completion::Completion;
+#[cfg(feature = "stdio")]
+pub use stdio::{Drained, StdioOptions, serve_stdio, serve_stream};

@@ -85,6 +85,10 @@ pub struct DemoConfig {
     /// `smcpd` itself. Needs `files`.
     #[cfg(feature = "files")]
     pub sep2631_fixtures: bool,
+    /// Without `files`: SEP-2631 inline (`data:`) file arguments only, with the tool that
+    /// takes them; for a server with no data plane (stdio without TLS).
+    #[cfg(feature = "files")]
+    pub files_inline: bool,
 }
 
 /// The demo server with these listen-stream limits.
@@ -102,6 +106,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         files,
         #[cfg(feature = "files")]
         sep2631_fixtures,
+        #[cfg(feature = "files")]
+        files_inline,
     } = config;
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
@@ -279,6 +285,9 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         if sep2631_fixtures {
             builder = crate::sep2631_fixtures::with_files(builder);
         }
+    } else if files_inline {
+        let extension = smcp_files::FilesExtension::inline_only();
+        builder = crate::files_demo::with_inline_tools(builder.extension(extension));
     }
     match mrtr {
         Some(config) => builder.mrtr(config).build(),

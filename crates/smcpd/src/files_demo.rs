@@ -19,7 +19,7 @@ use smcp_proto::ext::files::{
     FileContent, FileInputDescriptor, FileRef, FileResourceContents, mime_essence,
 };
 use smcp_proto::server::tools::CallToolResult;
-use smcp_server::{HandlerError, ServerBuilder, mrtr, resource, tool};
+use smcp_server::{HandlerError, ServerBuilder, ToolBuilder, mrtr, resource, tool};
 
 /// The file-backed sample resource.
 pub const SAMPLE_PDF_URI: &str = "smcp://samples/report.pdf";
@@ -146,24 +146,34 @@ fn structured(value: Value, text: String) -> CallToolResult {
     r
 }
 
-/// Adds the prototype tools and the file-backed resource (requires `builder.files(..)`).
+/// The file tool that needs no data plane: `analyze_document` taking inline `data:` files only
+/// (for a server with [`smcp_files::FilesExtension::inline_only`], e.g. on stdio).
+pub fn with_inline_tools(builder: ServerBuilder) -> ServerBuilder {
+    builder.tool(analyze_tool(&["inline"]))
+}
+
+/// `analyze_document`, accepting files in these transfer modes.
+fn analyze_tool(modes: &[&str]) -> ToolBuilder {
+    tool("analyze_document")
+        .title("Analyze a document")
+        .description("Type, size, sha-256 digest and text statistics of one file (PDF, text, CSV, Markdown or PNG; inline or uploaded).")
+        .input_schema(json!({"type": "object", "properties": {
+            "document": doc_field(&json!({"accept": accept_docs(), "maxSize": MAX, "transferModes": modes}))
+        }, "required": ["document"]}))
+        .handler(|call| async move {
+            let h = call.files().get("document").ok_or_else(|| HandlerError::failed("missing document"))?;
+            let v = analyze(h).await?;
+            Ok(structured(v.clone(), summary_text(&v)))
+        })
+}
+
+/// Adds the prototype tools and the file-backed resource, on a server with a file service
+/// (and its data plane).
 pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
     let sample = Arc::new(tokio::sync::OnceCell::new());
     let files = files.clone();
     builder
-        .tool(
-            tool("analyze_document")
-                .title("Analyze a document")
-                .description("Type, size, sha-256 digest and text statistics of one file (PDF, text, CSV, Markdown or PNG; inline or uploaded).")
-                .input_schema(json!({"type": "object", "properties": {
-                    "document": doc_field(&json!({"accept": accept_docs(), "maxSize": MAX, "transferModes": ["inline", "upload"]}))
-                }, "required": ["document"]}))
-                .handler(|call| async move {
-                    let h = call.files().get("document").ok_or_else(|| HandlerError::failed("missing document"))?;
-                    let v = analyze(h).await?;
-                    Ok(structured(v.clone(), summary_text(&v)))
-                }),
-        )
+        .tool(analyze_tool(&["inline", "upload"]))
         .tool(
             tool("compare_documents")
                 .title("Compare documents")

@@ -3,6 +3,7 @@
 //! ```text
 //! smcpd                         # serves http://127.0.0.1:8931/mcp
 //! smcpd --listen 127.0.0.1:0    # any free port (printed on start)
+//! smcpd --stdio                 # MCP on stdin/stdout, for a host that launches it
 //! ```
 
 use std::net::SocketAddr;
@@ -14,10 +15,15 @@ use std::time::Duration;
 
 use smcp_server::{ListenConfig, SecurityPolicy, ServeOptions};
 
-/// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP).
+/// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP or stdio).
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
+    /// Serve MCP on standard input and output (the stdio transport) instead of HTTP; logs go
+    /// to stderr. With TLS (or --insecure-http-files) the SEP-2631 data plane is also served
+    /// over HTTP on --listen; without, file arguments are inline (`data:`) only.
+    #[arg(long)]
+    stdio: bool,
     /// Address to listen on. Keep it on loopback unless a proxy in front checks access.
     #[arg(long, env = "SMCPD_LISTEN", default_value = smcpd::DEFAULT_LISTEN)]
     listen: SocketAddr,
@@ -144,6 +150,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         _ => None,
     };
+    if args.stdio {
+        let serve_options = ServeOptions {
+            max_connections: args.max_connections,
+            tls: tls_config,
+            ..ServeOptions::default()
+        };
+        return run_stdio(&args, security, listen, mrtr, serve_options).await;
+    }
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -167,6 +181,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         files: files.clone(),
         #[cfg(feature = "files")]
         sep2631_fixtures: args.files.sep2631_fixtures,
+        #[cfg(feature = "files")]
+        files_inline: false,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -199,6 +215,84 @@ async fn run(args: Args) -> anyhow::Result<()> {
     .await?;
     tracing::info!("smcpd stopped");
     Ok(())
+}
+
+/// `--stdio`: the demo server on standard input and output. The SEP-2631 data plane, when
+/// file transfer is on, is served over HTTP on `--listen` beside it.
+async fn run_stdio(
+    args: &Args,
+    security: SecurityPolicy,
+    listen: ListenConfig,
+    mrtr: Option<smcp_server::mrtr::MrtrConfig>,
+    serve_options: ServeOptions,
+) -> anyhow::Result<()> {
+    let tls = serve_options.tls.is_some();
+    #[cfg(feature = "files")]
+    let (files, data_plane) = if !args.files.no_files && (tls || args.files.insecure_http_files) {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let scheme = if tls { "https" } else { "http" };
+        let base = format!("{scheme}://{}", listener.local_addr()?);
+        let files = file_service(&args.files, tls, &base)?;
+        tracing::info!(%base, "SEP-2631 data plane over HTTP");
+        (files, Some(listener))
+    } else {
+        (None, None)
+    };
+    #[cfg(not(feature = "files"))]
+    let _ = (tls, serve_options);
+    let server = smcpd::demo_server_with(smcpd::DemoConfig {
+        security,
+        listen,
+        mrtr,
+        #[cfg(feature = "files")]
+        files_inline: files.is_none() && !args.files.no_files,
+        #[cfg(feature = "files")]
+        files: files.clone(),
+        #[cfg(feature = "files")]
+        sep2631_fixtures: args.files.sep2631_fixtures,
+    })?;
+    if args.clock_secs > 0 {
+        tokio::spawn(smcpd::run_clock(
+            server.clone(),
+            Duration::from_secs(args.clock_secs),
+        ));
+    }
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    #[cfg(feature = "files")]
+    let data_plane = match (files, data_plane) {
+        (Some(files), Some(listener)) => Some(tokio::spawn(smcp_server::serve(
+            listener,
+            files.router(),
+            serve_options,
+            async move {
+                let _ = stopped.await;
+            },
+        ))),
+        _ => None,
+    };
+    #[cfg(not(feature = "files"))]
+    drop(stopped);
+    tracing::info!("smcpd serving MCP on stdio");
+    let drained = server.serve_stdio(shutdown_signal()).await?;
+    server.shutdown();
+    let _ = stop.send(());
+    #[cfg(feature = "files")]
+    if let Some(task) = data_plane {
+        task.await??;
+    }
+    match drained {
+        smcp_server::Drained::Complete => {
+            tracing::info!("smcpd stopped");
+            Ok(())
+        }
+        smcp_server::Drained::TimedOut(cut) => {
+            anyhow::bail!(
+                "{cut} requests were still running when the drain timed out; each got an error"
+            )
+        }
+    }
 }
 
 /// The SEP-2631 flags.

@@ -4,10 +4,12 @@
 
 use std::borrow::Cow;
 
+use bytes::Bytes;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest};
 use smcp_proto::meta::{self, MetaView, raw_str};
 
 fn invalid(message: String) -> ErrorObject {
@@ -82,4 +84,95 @@ pub(crate) fn progress_token(view: &MetaView<'_>) -> Option<Value> {
     view.progress_token
         .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+}
+
+/// What a transport without headers (stdio) reads from a request's `_meta` once it is admitted.
+#[cfg(feature = "stdio")]
+#[derive(Debug)]
+pub(crate) struct Admitted {
+    /// `io.modelcontextprotocol/logLevel`.
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// `progressToken`.
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// The `_meta` checks of a request on a transport that carries all metadata inline (stdio):
+/// the HTTP pipeline's order without its header steps. A legacy `initialize` (no `_meta`)
+/// gets −32022 naming the versions this server speaks; then `_meta` present (−32602), its
+/// protocol version present and supported (−32022), client capabilities, log level (−32602).
+#[cfg(feature = "stdio")]
+pub(crate) fn admit(request: &IncomingRequest<'_>) -> Result<Admitted, ErrorObject> {
+    use super::server::SUPPORTED_VERSIONS;
+    if request.method == "initialize" && request.meta.is_none() {
+        return Err(ErrorObject::unsupported_protocol_version(
+            SUPPORTED_VERSIONS,
+            &legacy_requested_version(request),
+        ));
+    }
+    let view = require(request.meta.as_deref())?;
+    let version = protocol_version(&view)?;
+    if !SUPPORTED_VERSIONS.contains(&&*version) {
+        return Err(ErrorObject::unsupported_protocol_version(
+            SUPPORTED_VERSIONS,
+            &version,
+        ));
+    }
+    client_capabilities(&view)?;
+    Ok(Admitted {
+        log_level: log_level(&view)?,
+        progress_token: progress_token(&view),
+    })
+}
+
+/// `params.protocolVersion` of a legacy `initialize`, for the −32022 error's `data.requested`.
+pub(crate) fn legacy_requested_version(request: &IncomingRequest<'_>) -> String {
+    match &request.params {
+        Ok(ClientRequest::Other(params)) => params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// `_meta` as a slice of the message it was parsed from (no copy), or a copy when it is not
+/// from `message` (the precise parser's route re-serializes it).
+pub(crate) fn meta_bytes(message: &Bytes, meta: &RawValue) -> Bytes {
+    let json = meta.get().as_bytes();
+    let start = (json.as_ptr() as usize).wrapping_sub(message.as_ptr() as usize);
+    match start.checked_add(json.len()) {
+        Some(end) if start <= message.len() && end <= message.len() => message.slice(start..end),
+        _ => Bytes::copy_from_slice(json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_is_a_slice_of_the_body_or_a_copy() {
+        let body = Bytes::from_static(br#"{"params":{"_meta":{"a":1},"name":"x"}}"#);
+        #[derive(serde::Deserialize)]
+        struct P<'a> {
+            #[serde(borrow)]
+            params: Inner<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Inner<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: &'a RawValue,
+        }
+        let parsed: P<'_> = serde_json::from_slice(&body).unwrap();
+        let sliced = meta_bytes(&body, parsed.params.meta);
+        assert_eq!(&sliced[..], br#"{"a":1}"#);
+        // A slice shares the body's storage.
+        assert!(body.as_ptr_range().contains(&sliced.as_ptr()));
+        let elsewhere = serde_json::value::to_raw_value(&json!({"a": 1})).unwrap();
+        let copied = meta_bytes(&body, &elsewhere);
+        assert_eq!(&copied[..], br#"{"a":1}"#);
+        assert!(!body.as_ptr_range().contains(&copied.as_ptr()));
+    }
 }

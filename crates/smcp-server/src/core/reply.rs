@@ -7,6 +7,11 @@
 //! the server was built — is spliced in after the result's members, so the common case costs
 //! one serialization of the result and nothing else. Every transport uses this writer.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+
+use futures_util::FutureExt as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use smcp_proto::basic::Meta;
@@ -134,6 +139,24 @@ pub(crate) fn response_bytes(server: &ServerMeta, id: &RequestId, reply: Reply) 
     }
     out.push(b'}');
     out
+}
+
+/// The final JSON-RPC message of a request: its result, or its error.
+#[cfg(feature = "stdio")]
+pub(crate) fn finished_bytes(server: &ServerMeta, id: RequestId, outcome: Finished) -> Vec<u8> {
+    match outcome {
+        Ok(reply) => response_bytes(server, &id, reply),
+        Err(error) => error_bytes(Some(id), error),
+    }
+}
+
+/// A handler's outcome, with a panic turned into an internal error.
+pub(crate) fn caught(
+    fut: Pin<Box<dyn Future<Output = Finished> + Send>>,
+) -> impl Future<Output = Finished> + Send {
+    AssertUnwindSafe(fut)
+        .catch_unwind()
+        .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
 }
 
 /// The JSON-RPC error response for `error` (`id` absent when the request's could not be read).

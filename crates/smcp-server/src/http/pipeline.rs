@@ -71,7 +71,7 @@ pub(crate) fn check(
             // A client of an earlier revision: name the versions we speak (versioning.mdx).
             return Err(invalid(ErrorObject::unsupported_protocol_version(
                 SUPPORTED_VERSIONS,
-                &legacy_requested_version(request),
+                &meta::legacy_requested_version(request),
             )));
         }
         return Err(mismatch(
@@ -162,16 +162,4 @@ fn named_member<'r>(
         _ => None,
     };
     Some((member, value))
-}
-
-/// `params.protocolVersion` of a legacy `initialize`, for the −32022 error's `data.requested`.
-fn legacy_requested_version(request: &IncomingRequest<'_>) -> String {
-    match &request.params {
-        Ok(ClientRequest::Other(params)) => params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        _ => String::new(),
-    }
 }

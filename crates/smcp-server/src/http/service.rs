@@ -12,7 +12,6 @@
 //!    stream (`listen.rs`), written by the core's one response writer.
 
 use std::convert::Infallible;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -21,7 +20,6 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
-use serde_json::value::RawValue;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{Incoming, IncomingRequest, RequestId};
 use tokio::sync::mpsc;
@@ -37,7 +35,8 @@ use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
 use super::streaming::{HandlerFuture, run_streaming};
 use crate::core::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext};
 use crate::core::dispatch::{self, Call, Dispatch};
-use crate::core::reply::Finished;
+use crate::core::meta::meta_bytes;
+use crate::core::reply::caught;
 use crate::core::server::Shared;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -186,13 +185,6 @@ enum Step {
     Stream(std::pin::Pin<Box<dyn std::future::Future<Output = Response<McpBody>> + Send>>),
 }
 
-/// The handler's outcome, with a panic turned into an internal error.
-fn caught(fut: HandlerFuture) -> impl std::future::Future<Output = Finished> + Send {
-    AssertUnwindSafe(fut)
-        .catch_unwind()
-        .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
-}
-
 /// Parses the body as one JSON-RPC message and routes it: requests go through the pipeline
 /// and dispatch, anything else is answered here.
 fn route(
@@ -227,17 +219,6 @@ fn route(
             e.id().cloned(),
             e.to_error_object(),
         ))),
-    }
-}
-
-/// `_meta` as a slice of the body it was parsed from (no copy), or a copy when it is not
-/// from `body` (the precise parser's route re-serializes it).
-fn meta_bytes(body: &Bytes, meta: &RawValue) -> Bytes {
-    let json = meta.get().as_bytes();
-    let start = (json.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-    match start.checked_add(json.len()) {
-        Some(end) if start <= body.len() && end <= body.len() => body.slice(start..end),
-        _ => Bytes::copy_from_slice(json),
     }
 }
 
@@ -343,31 +324,6 @@ mod tests {
     use super::*;
     use http::HeaderValue;
     use http::header::HOST;
-    use serde_json::json;
-
-    #[test]
-    fn meta_is_a_slice_of_the_body_or_a_copy() {
-        let body = Bytes::from_static(br#"{"params":{"_meta":{"a":1},"name":"x"}}"#);
-        #[derive(serde::Deserialize)]
-        struct P<'a> {
-            #[serde(borrow)]
-            params: Inner<'a>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Inner<'a> {
-            #[serde(borrow, rename = "_meta")]
-            meta: &'a RawValue,
-        }
-        let parsed: P<'_> = serde_json::from_slice(&body).unwrap();
-        let sliced = meta_bytes(&body, parsed.params.meta);
-        assert_eq!(&sliced[..], br#"{"a":1}"#);
-        // A slice shares the body's storage.
-        assert!(body.as_ptr_range().contains(&sliced.as_ptr()));
-        let elsewhere = serde_json::value::to_raw_value(&json!({"a": 1})).unwrap();
-        let copied = meta_bytes(&body, &elsewhere);
-        assert_eq!(&copied[..], br#"{"a":1}"#);
-        assert!(!body.as_ptr_range().contains(&copied.as_ptr()));
-    }
 
     #[test]
     fn recycled_headers_keep_the_response_headers() {

@@ -1,0 +1,100 @@
+//! `subscriptions/listen` on a stream connection. Every subscription shares the one output:
+//! its acknowledgement first, then its notifications, each carrying the subscription id
+//! (`basic/patterns/subscriptions.mdx`). `notifications/cancelled` for the listen request ends
+//! it with no response; the end of serving, or [`crate::Server::shutdown`], ends it with the
+//! listen result (a graceful close); a subscriber too slow for its buffer gets an error.
+
+use std::future::Future;
+
+use serde_json::json;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
+use tokio_util::sync::CancellationToken;
+
+use super::connection::Connection;
+use super::{NEWLINE, SERVER_BUSY};
+use crate::core::listen::{self as protocol, Refusal};
+use crate::core::reply::error_bytes;
+
+/// Opens a subscription: the task that serves it, or the error to answer at once.
+pub(super) fn open(
+    conn: &Connection,
+    id: RequestId,
+    params: Result<SubscriptionsListenRequestParams, ErrorObject>,
+    cancel: CancellationToken,
+) -> Result<impl Future<Output = ()> + Send + 'static, ErrorObject> {
+    let shared = &conn.shared;
+    let plan = params.and_then(|p| protocol::plan(shared, &id, p))?;
+    let slot = shared
+        .listeners
+        .acquire(None, &shared.listen)
+        .map_err(|refusal| busy(&refusal))?;
+    let mut subscription = shared
+        .bus
+        .subscribe(plan.interest, shared.listen.buffer)
+        .map_err(|e| {
+            tracing::warn!(error = %e, "change bus refused a subscription");
+            busy(&Refusal::ShuttingDown)
+        })?;
+    let registration = conn.running.register(id.clone(), cancel.clone(), true);
+    let out = conn.out.clone();
+    let closing = conn.closing.clone();
+    let server_down = shared.listeners.shutdown.clone();
+    let buffer = shared.listen.buffer;
+    Ok(async move {
+        let _slot = slot;
+        tracing::debug!("subscription open");
+        if out.send(NEWLINE.frame(&plan.ack)).await.is_err() {
+            return;
+        }
+        let why = loop {
+            let change = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    tracing::debug!("subscription cancelled by the client");
+                    return;
+                }
+                () = closing.cancelled() => break "connection closing",
+                () = server_down.cancelled() => break "server shutdown",
+                change = subscription.recv() => change,
+            };
+            match change {
+                Some(change) => {
+                    let frame = protocol::render(NEWLINE, &plan.id_json, &change);
+                    if out.send(frame).await.is_err() {
+                        return;
+                    }
+                }
+                None if subscription.is_overflowed() => {
+                    drop(registration);
+                    tracing::debug!("subscription overflowed: the client is not reading");
+                    let error = ErrorObject::internal(
+                        "Subscription ended: notifications were not read in time; listen again",
+                    )
+                    .with_data(json!({ "buffer": buffer }));
+                    let _ = out.send(NEWLINE.frame(&error_bytes(Some(id), error))).await;
+                    return;
+                }
+                None => break "change bus closed",
+            }
+        };
+        drop(registration);
+        tracing::debug!(reason = why, "subscription closed gracefully");
+        let _ = out.send(NEWLINE.frame(&plan.close)).await;
+    })
+}
+
+fn busy(refusal: &Refusal) -> ErrorObject {
+    match refusal {
+        Refusal::ShuttingDown => ErrorObject::new(
+            SERVER_BUSY,
+            "Server busy: the server is shutting down".to_owned(),
+        ),
+        Refusal::Total(limit) | Refusal::Address(limit) => ErrorObject::new(
+            SERVER_BUSY,
+            format!("Server busy: {limit} listen streams are open, the most this server allows"),
+        )
+        .with_data(json!({ "limit": limit })),
+    }
+}

@@ -1,0 +1,164 @@
+//! The stdio transport (`basic/transports/stdio.mdx`), and the same framing over any byte
+//! stream: newline-delimited JSON-RPC, one message per line, on the protocol core.
+//!
+//! [`serve_stdio`] serves a [`Server`] on the process's standard input and output;
+//! [`serve_stream`] on any reader and writer (a Unix socket, a TCP stream, a pipe), as the
+//! spec's custom-transport note suggests. Requests run concurrently; their progress and log
+//! notifications go out on the one channel before their response; `subscriptions/listen`
+//! notifications carry their subscription id; `notifications/cancelled` stops a request (and
+//! ends a subscription) without a response; multi round-trip requests work exactly as over
+//! HTTP. There is no header layer: everything the HTTP pipeline reads from headers is in
+//! `_meta`.
+//!
+//! Nothing but MCP messages is written to the output: log with `tracing` to stderr. Serving
+//! ends at the end of input, when the output is closed, or on the `shutdown` future; then
+//! listen subscriptions get their closing result and requests in flight have
+//! [`StdioOptions::drain_timeout`] to finish, after which each gets an error response.
+
+mod connection;
+mod lines;
+mod listen;
+mod writer;
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+
+use crate::core::context::{Framing, Principal};
+use crate::core::server::Server;
+
+/// Newline-delimited JSON: nothing before a message, a newline after it.
+pub const NEWLINE: Framing = Framing {
+    prefix: b"",
+    suffix: b"\n",
+};
+
+/// Limits and settings of a stream connection.
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// Longest line read, in bytes; a longer one is answered with −32600 and skipped.
+    /// Default: the server's [`crate::Limits::max_body_bytes`].
+    pub max_line_bytes: Option<usize>,
+    /// Requests running at once; one more is answered with [`SERVER_BUSY`] at once (the reader
+    /// never stops, so that `notifications/cancelled` always gets through). Default 256.
+    pub max_in_flight: usize,
+    /// Open `subscriptions/listen` streams on this connection. Default 16.
+    pub max_subscriptions: usize,
+    /// Frames waiting for the writer; a full queue makes handlers wait. Default 1024.
+    pub output_buffer: usize,
+    /// How long requests in flight may take to finish once serving ends. Default 10 s.
+    pub drain_timeout: Duration,
+    /// The caller every request of this connection acts for (over stdio, typically the local
+    /// user who launched the server); `None` by default.
+    pub principal: Option<Principal>,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: None,
+            max_in_flight: 256,
+            max_subscriptions: 16,
+            output_buffer: 1024,
+            drain_timeout: Duration::from_secs(10),
+            principal: None,
+        }
+    }
+}
+
+impl StdioOptions {
+    /// The longest line read.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = Some(bytes);
+        self
+    }
+
+    /// Requests running at once.
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests;
+        self
+    }
+
+    /// Open `subscriptions/listen` streams.
+    pub fn max_subscriptions(mut self, subscriptions: usize) -> Self {
+        self.max_subscriptions = subscriptions;
+        self
+    }
+
+    /// How long requests in flight may take to finish once serving ends.
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// The caller every request acts for.
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+}
+
+/// JSON-RPC error code of a request refused because [`StdioOptions::max_in_flight`] requests
+/// (or [`StdioOptions::max_subscriptions`] subscriptions) are running. Application-defined,
+/// outside the range JSON-RPC and MCP reserve; `data.limit` names the limit.
+pub const SERVER_BUSY: i64 = -31_000;
+
+/// How serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drained {
+    /// Every request in flight finished within the drain timeout.
+    Complete,
+    /// This many requests were still running at the drain timeout; each got an error response.
+    TimedOut(usize),
+}
+
+/// Serves `server` on standard input and output until input ends or `shutdown` completes.
+/// Errors are I/O errors reading input (the end of input is not one).
+pub async fn serve_stdio(
+    server: &Server,
+    shutdown: impl Future<Output = ()>,
+    options: StdioOptions,
+) -> std::io::Result<Drained> {
+    serve_stream(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        shutdown,
+        options,
+    )
+    .await
+}
+
+/// Serves `server` on any byte stream with the stdio framing: messages read from `input`,
+/// written to `output`.
+pub async fn serve_stream<R, W>(
+    server: &Server,
+    input: R,
+    output: W,
+    shutdown: impl Future<Output = ()>,
+    options: StdioOptions,
+) -> std::io::Result<Drained>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let max_line = options
+        .max_line_bytes
+        .unwrap_or(server.shared.limits.max_body_bytes);
+    let input = lines::LineReader::new(BufReader::with_capacity(64 * 1024, input), max_line);
+    connection::Connection::new(server.shared.clone(), options, max_line)
+        .run(input, output, shutdown)
+        .await
+}
+
+impl Server {
+    /// Serves this server on standard input and output (see [`serve_stdio`]), until input
+    /// ends or `shutdown` completes.
+    pub async fn serve_stdio(
+        &self,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<Drained> {
+        serve_stdio(self, shutdown, StdioOptions::default()).await
+    }
+}
