@@ -1,6 +1,7 @@
 """The Python SDK client (mcp 2.3.x) against an smcp server: prints one JSON report.
 
-Usage: client.py URL. Exits non-zero (with the exception) when any step fails.
+Usage: client.py URL, or client.py --stdio COMMAND [ARGS...] to launch the server as a
+subprocess and speak stdio. Exits non-zero (with the exception) when any step fails.
 """
 
 import asyncio
@@ -8,12 +9,13 @@ import json
 import sys
 
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 
-async def main(url: str) -> dict:
+async def main(server) -> dict:
     report = {}
-    async with Client(url, mode="2026-07-28") as client:
+    async with Client(server, mode="2026-07-28") as client:
         tools = await client.list_tools()
         report["tools"] = sorted(t.name for t in tools.tools)
         echo = await client.call_tool("echo", {"text": "hi from python"})
@@ -40,4 +42,8 @@ async def main(url: str) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1]))))
+    if sys.argv[1] == "--stdio":
+        target = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+    else:
+        target = sys.argv[1]
+    print(json.dumps(asyncio.run(main(target))))
