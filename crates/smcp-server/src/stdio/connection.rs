@@ -7,6 +7,7 @@
 //! written before its response.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -16,7 +17,7 @@ use smcp_proto::error::{ErrorObject, INVALID_REQUEST, PARSE_ERROR};
 use smcp_proto::jsonrpc::{Incoming, IncomingRequest, Notification, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::x_mcp_header::HeaderParam;
-use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -31,6 +32,9 @@ use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
 
+/// A batch this large goes to the writer without waiting for the reader to run dry.
+const BATCH_BYTES: usize = 64 * 1024;
+
 /// A stream connection being served.
 pub(super) struct Connection {
     pub(super) shared: Arc<Shared>,
@@ -40,6 +44,9 @@ pub(super) struct Connection {
     /// Where every message goes.
     pub(super) out: mpsc::Sender<Bytes>,
     out_rx: Option<mpsc::Receiver<Bytes>>,
+    /// Messages the reader wrote since it last waited for input, sent to the writer as one
+    /// frame before it waits again (a burst of requests costs one channel send).
+    batch: Vec<u8>,
     /// Cancelled when serving ends: subscriptions close gracefully.
     pub(super) closing: CancellationToken,
 }
@@ -195,6 +202,7 @@ impl Connection {
             running: Arc::default(),
             out,
             out_rx: Some(out_rx),
+            batch: Vec::new(),
             closing: CancellationToken::new(),
         }
     }
@@ -207,7 +215,7 @@ impl Connection {
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<Drained>
     where
-        R: AsyncBufRead + Unpin,
+        R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let gone = CancellationToken::new();
@@ -219,12 +227,18 @@ impl Connection {
         tokio::pin!(shutdown);
         tracing::debug!("stdio connection open");
         let ended = loop {
-            while tasks.try_join_next().is_some() {}
-            let line = tokio::select! {
-                biased;
-                () = &mut shutdown => break Ok("shutdown"),
-                () = gone.cancelled() => break Ok("output closed"),
-                line = input.next_line() => line,
+            let line = match input.buffered_line() {
+                Some(line) => Ok(Some(line)),
+                None => {
+                    self.flush_batch().await;
+                    while tasks.try_join_next().is_some() {}
+                    tokio::select! {
+                        biased;
+                        () = &mut shutdown => break Ok("shutdown"),
+                        () = gone.cancelled() => break Ok("output closed"),
+                        line = input.next_line() => line,
+                    }
+                }
             };
             match line {
                 Ok(Some(Line::Message(line))) => self.on_line(line, &mut tasks).await,
@@ -243,6 +257,7 @@ impl Connection {
                 Err(e) => break Err(e),
             }
         };
+        self.flush_batch().await;
         let why = match &ended {
             Ok(why) => *why,
             Err(_) => "input error",
@@ -293,12 +308,28 @@ impl Connection {
         Drained::TimedOut(cut.len())
     }
 
-    /// Sends one message (a JSON-RPC message without its newline).
-    async fn send(&self, json: Vec<u8>) {
-        let _ = self.out.send(NEWLINE.frame(&json)).await;
+    /// Sends one message (a JSON-RPC message without its newline), in the reader's batch.
+    async fn send(&mut self, json: Vec<u8>) {
+        if self.batch.is_empty() {
+            self.batch = json;
+        } else {
+            self.batch.extend_from_slice(&json);
+        }
+        self.batch.push(b'\n');
+        if self.batch.len() >= BATCH_BYTES {
+            self.flush_batch().await;
+        }
     }
 
-    async fn on_line(&self, line: Bytes, tasks: &mut JoinSet<()>) {
+    /// Hands the batch to the writer.
+    async fn flush_batch(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = Bytes::from(std::mem::take(&mut self.batch));
+            let _ = self.out.send(batch).await;
+        }
+    }
+
+    async fn on_line(&mut self, line: Bytes, tasks: &mut JoinSet<()>) {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
@@ -354,7 +385,7 @@ impl Connection {
     }
 
     async fn on_request(
-        &self,
+        &mut self,
         request: IncomingRequest<'_>,
         line: &Bytes,
         tasks: &mut JoinSet<()>,
@@ -417,12 +448,17 @@ impl Connection {
         );
         match dispatched {
             Dispatch::Ready(outcome) => self.finish(id, outcome).await,
-            Dispatch::Pending(fut) => {
-                let mut fut: BoxFuture<Finished> = Box::pin(caught(fut));
+            Dispatch::Pending(mut fut) => {
                 // Most handlers finish on their first poll: no task, no registration.
-                if let Some(outcome) = (&mut fut).now_or_never() {
-                    return self.finish(id, outcome).await;
+                match std::panic::catch_unwind(AssertUnwindSafe(|| (&mut fut).now_or_never())) {
+                    Ok(Some(outcome)) => return self.finish(id, outcome).await,
+                    Ok(None) => {}
+                    Err(_) => {
+                        let error = ErrorObject::internal("the handler panicked");
+                        return self.finish(id, Err(error)).await;
+                    }
                 }
+                let fut: BoxFuture<Finished> = Box::pin(caught(fut));
                 let registration = self.running.register(id.clone(), cancel.clone(), false);
                 let task = run_request(
                     shared.clone(),
@@ -443,7 +479,7 @@ impl Connection {
         }
     }
 
-    async fn finish(&self, id: RequestId, outcome: Finished) {
+    async fn finish(&mut self, id: RequestId, outcome: Finished) {
         let json = finished_bytes(&self.shared.server_meta, id, outcome);
         self.send(json).await;
     }

@@ -6,7 +6,7 @@
 //! of the stream counts even without its newline.
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
@@ -17,21 +17,39 @@ pub(crate) enum Line {
     TooLong(usize),
 }
 
-/// Reads lines of at most `max` bytes from a buffered reader.
+/// Reads lines of at most `max` bytes through a buffer.
 #[derive(Debug)]
 pub(crate) struct LineReader<R> {
-    inner: R,
+    inner: BufReader<R>,
     max: usize,
     buf: BytesMut,
 }
 
-impl<R: AsyncBufRead + Unpin> LineReader<R> {
-    pub(crate) fn new(inner: R, max: usize) -> Self {
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub(crate) fn new(inner: BufReader<R>, max: usize) -> Self {
         Self {
             inner,
             max,
             buf: BytesMut::new(),
         }
+    }
+
+    /// The next line when it is already complete in the buffer, without waiting: a burst of
+    /// requests is read with no future to poll per line.
+    pub(crate) fn buffered_line(&mut self) -> Option<Line> {
+        if !self.buf.is_empty() {
+            return None;
+        }
+        let available = self.inner.buffer();
+        let end = memchr::memchr(b'\n', available)?;
+        let line = if end > self.max {
+            Line::TooLong(end)
+        } else {
+            self.buf.extend_from_slice(&available[..end]);
+            self.take()
+        };
+        self.inner.consume(end + 1);
+        Some(line)
     }
 
     /// The next line; `Ok(None)` at the end of the stream.
@@ -82,12 +100,22 @@ mod tests {
     use tokio::io::BufReader;
 
     async fn lines(input: &'static [u8], max: usize, chunk: usize) -> Vec<Line> {
-        // A reader that hands out `chunk` bytes at a time, to cross every boundary.
+        // A reader that hands out `chunk` bytes at a time, to cross every boundary; lines
+        // taken from the buffer and read by waiting, alternately.
         let reader = BufReader::with_capacity(chunk, input);
         let mut lines = LineReader::new(reader, max);
         let mut out = Vec::new();
-        while let Some(line) = lines.next_line().await.unwrap() {
-            out.push(line);
+        loop {
+            if out.len() % 2 == 1
+                && let Some(line) = lines.buffered_line()
+            {
+                out.push(line);
+                continue;
+            }
+            match lines.next_line().await.unwrap() {
+                Some(line) => out.push(line),
+                None => break,
+            }
         }
         out
     }
