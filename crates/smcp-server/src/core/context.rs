@@ -93,7 +93,7 @@ struct ContextInner {
 }
 
 /// The server serving the request, without dumping its catalog into `Debug` output.
-struct ServerRef(Option<crate::Server>);
+struct ServerRef(Option<crate::core::server::Server>);
 
 impl std::fmt::Debug for ServerRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,7 +120,7 @@ pub(crate) struct ContextParts {
     pub(crate) events: Option<EventSink>,
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
-    pub(crate) server: Option<crate::Server>,
+    pub(crate) server: Option<crate::core::server::Server>,
 }
 
 impl RequestContext {
@@ -199,7 +199,7 @@ impl RequestContext {
     /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
     /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
     /// [`crate::Server::notify_resource_updated`].
-    pub fn server(&self) -> Option<&crate::Server> {
+    pub fn server(&self) -> Option<&crate::core::server::Server> {
         self.inner.server.0.as_ref()
     }
 

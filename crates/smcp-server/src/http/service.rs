@@ -272,7 +272,7 @@ fn handle_request(
         events: events_tx.clone().map(|tx| EventSink { tx, framing: SSE }),
         cancel: cancel.clone(),
         principal: parts.extensions.get::<Principal>().cloned(),
-        server: Some(crate::Server {
+        server: Some(crate::core::server::Server {
             shared: shared.clone(),
         }),
     });

@@ -18,6 +18,7 @@
 mod connection;
 mod lines;
 mod listen;
+mod running;
 mod writer;
 
 use std::future::Future;
