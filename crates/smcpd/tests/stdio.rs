@@ -226,6 +226,79 @@ async fn inline_file(smcpd: &mut Smcpd) {
     assert_eq!(structured["transfer"], "inline", "{analyzed}");
 }
 
+/// SEP-2631 out of band on stdio: with TLS, smcpd serves the data plane over HTTPS beside
+/// stdio; a file authorized on stdio is uploaded there and then named by its `mcp-file://` URI.
+#[cfg(feature = "files")]
+#[tokio::test]
+async fn files_out_of_band_through_a_tls_data_plane() {
+    use sha2::Digest as _;
+    let dir = std::env::temp_dir().join(format!("smcpd-stdio-tls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files_dir = dir.join("files");
+    let mut smcpd = Smcpd::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-self-signed",
+        dir.to_str().unwrap(),
+        "--files-dir",
+        files_dir.to_str().unwrap(),
+    ]);
+    let caps = json!({"files": {"upload": true, "download": true, "transports": ["https"]}});
+    let mut m = meta();
+    m["io.modelcontextprotocol/clientCapabilities"] = caps;
+    let bytes = b"uploaded over https\n".to_vec();
+    let digest = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        sha2::Sha256::digest(&bytes),
+    );
+    smcpd
+        .send(&request(
+            json!(1),
+            "files/authorizeUpload",
+            json!({"_meta": m.clone(), "name": "up.txt", "mimeType": "text/plain",
+                "size": bytes.len(), "digest": {"algorithm": "sha-256", "value": digest}}),
+        ))
+        .await;
+    let authorized = smcpd.recv().await;
+    let url = authorized["result"]["upload"]["url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{authorized}"))
+        .to_owned();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let uri = authorized["result"]["file"]["uri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(dir.join("ca.pem")).unwrap()).unwrap();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .build()
+        .unwrap();
+    let put = http
+        .put(&url)
+        .header("content-type", "text/plain")
+        .body(bytes.clone())
+        .send()
+        .await
+        .unwrap();
+    assert!(put.status().is_success(), "{}", put.status());
+    smcpd
+        .send(&request(
+            json!(2),
+            "tools/call",
+            json!({"_meta": m, "name": "analyze_document", "arguments": {"document": uri}}),
+        ))
+        .await;
+    let analyzed = smcpd.recv().await;
+    let structured = &analyzed["result"]["structuredContent"];
+    assert_eq!(structured["transfer"], "upload", "{analyzed}");
+    assert_eq!(structured["size"], bytes.len(), "{analyzed}");
+    let (_, status, stderr) = smcpd.close().await;
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("SEP-2631 data plane over HTTP"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn cancellation_over_stdio_stops_the_call() {
     let mut smcpd = Smcpd::start(&[]);
