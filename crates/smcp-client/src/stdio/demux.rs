@@ -164,19 +164,22 @@ impl Shared {
     }
 
     /// Ends the connection (the first reason wins) and fails every request in flight with it.
-    pub(crate) fn end(&self, why: Ended) {
+    /// Returns how many requests it failed, `None` when the connection had already ended.
+    pub(crate) fn end(&self, why: Ended) -> Option<usize> {
         let drained: Vec<Pending> = {
             let mut table = self.lock();
             if table.ended.is_some() {
-                return;
+                return None;
             }
             table.ended = Some(why);
             table.progress.clear();
             table.pending.drain().map(|(_, p)| p).collect()
         };
+        let failed = drained.len();
         for p in drained {
             let _ = p.done.send(Err(why.error()));
         }
+        Some(failed)
     }
 
     /// Fails every request in flight with an error made by `error` (the connection stays up).

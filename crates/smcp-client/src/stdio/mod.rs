@@ -96,6 +96,7 @@ pub struct StdioCommand {
     pub(crate) env: Vec<(OsString, Option<OsString>)>,
     pub(crate) env_clear: bool,
     pub(crate) current_dir: Option<PathBuf>,
+    pub(crate) own_process_group: bool,
     pub(crate) stderr: ServerStderr,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) max_line_bytes: usize,
@@ -110,6 +111,7 @@ impl std::fmt::Debug for StdioCommand {
             .field("env", &self.env)
             .field("env_clear", &self.env_clear)
             .field("current_dir", &self.current_dir)
+            .field("own_process_group", &self.own_process_group)
             .field("stderr", &self.stderr)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("max_line_bytes", &self.max_line_bytes)
@@ -126,6 +128,7 @@ impl StdioCommand {
             env: Vec::new(),
             env_clear: false,
             current_dir: None,
+            own_process_group: false,
             stderr: ServerStderr::default(),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
@@ -172,6 +175,15 @@ impl StdioCommand {
     /// The child's working directory (default: this process's).
     pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// Starts the server in a process group of its own (Unix; ignored elsewhere), so that a
+    /// terminal's Ctrl-C (SIGINT to the foreground group) reaches only this process, which
+    /// then shuts the server down through its stdin instead of it being interrupted mid-way.
+    /// Default: off (the child shares this process's group).
+    pub fn own_process_group(mut self, own: bool) -> Self {
+        self.own_process_group = own;
         self
     }
 
@@ -303,7 +315,7 @@ impl StdioTransport {
     /// Fails what is in flight, closes stdin and waits for the exit (escalating to SIGTERM
     /// and SIGKILL), returning the exit status.
     pub(crate) async fn close(&self) -> Option<ExitStatus> {
-        self.shared.end(Ended::Closed);
+        let _ = self.shared.end(Ended::Closed);
         self.control.close.cancel();
         self.control.exited().await
     }
@@ -313,7 +325,7 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         // The supervisor task carries the shutdown on; kill_on_drop covers a runtime that
         // stops first.
-        self.shared.end(Ended::Closed);
+        let _ = self.shared.end(Ended::Closed);
         self.control.close.cancel();
     }
 }
@@ -351,13 +363,13 @@ async fn watch_stdout(
             status
         }
     };
-    if shared.ended().is_none() {
-        match status {
-            Some(s) => tracing::warn!(status = %s, "the stdio server exited"),
-            None => tracing::warn!("the stdio server closed its stdout"),
-        }
+    // Requests in flight learn it from their error; otherwise only the log can tell.
+    match (shared.end(Ended::Exited(status)), status) {
+        (Some(0), Some(s)) => tracing::warn!(status = %s, "the stdio server exited"),
+        (Some(0), None) => tracing::warn!("the stdio server closed its stdout"),
+        (Some(failed), _) => tracing::debug!(?status, failed, "the stdio server exited"),
+        (None, _) => tracing::debug!(?status, "the stdio server exited after the client closed"),
     }
-    shared.end(Ended::Exited(status));
 }
 
 #[cfg(test)]

@@ -75,6 +75,10 @@ pub(crate) fn spawn(command: &StdioCommand) -> Result<Spawned> {
     if let Some(dir) = &command.current_dir {
         cmd.current_dir(dir);
     }
+    #[cfg(unix)]
+    if command.own_process_group {
+        cmd.process_group(0);
+    }
     cmd.stderr(match &command.stderr {
         ServerStderr::Inherit => Stdio::inherit(),
         ServerStderr::Null => Stdio::null(),
