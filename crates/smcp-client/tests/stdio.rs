@@ -18,8 +18,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, CancellationToken, Client, HandlerError, InputHandler, InputKinds, ServerStderr,
-    StdioCommand, Subscription, SubscriptionEvent,
+    BoxFuture, CancellationToken, Client, FileTransfer, HandlerError, InputHandler, InputKinds,
+    ServerStderr, StdioCommand, Subscription, SubscriptionEvent,
 };
 
 /// A fake server in `mode`, recording what it reads to a fresh file.
@@ -331,6 +331,27 @@ async fn an_oversized_line_fails_the_requests_in_flight_not_the_connection() {
     // The failed request is cancelled server-side too.
     let lines = wait_for_record(&record, |l| !cancelled_ids(l).is_empty()).await;
     assert_eq!(cancelled_ids(&lines), [call_id(&lines, "huge")]);
+}
+
+#[tokio::test]
+async fn inline_file_arguments_work_as_over_http() {
+    let (cmd, _) = fake("serve");
+    let client = Client::stdio(cmd)
+        .files(FileTransfer::default())
+        .build()
+        .unwrap();
+    let path = std::env::temp_dir().join(format!("smcp-stdio-{}.txt", std::process::id()));
+    std::fs::write(&path, "hi there").unwrap();
+    let files = [("document".to_owned(), path.clone())];
+    let r = client
+        .call_tool_with_files("describe_file", json!({}), &files, None)
+        .await
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(
+        text(&r.content),
+        "data:text/plain;base64,aGkgdGhlcmU= files=True"
+    );
 }
 
 struct Proceed;
