@@ -107,7 +107,8 @@ impl ClientBuilder {
     }
 
     /// Timeout of one logical call (all its rounds); `None` waits forever. Default 60 s.
-    /// When it fires, the response stream is closed, which cancels the request server-side.
+    /// When it fires, the response stream is closed, which cancels the request server-side
+    /// (over stdio: `notifications/cancelled` is sent).
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
         self

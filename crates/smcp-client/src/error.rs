@@ -225,7 +225,8 @@ impl Error {
 
     /// The server broke the protocol: malformed SSE or JSON, a response with the wrong id, a
     /// JSON-RPC request on a response stream, an unknown `resultType`, an `InputRequiredResult`
-    /// from a method that may not return one, or a result of the wrong shape.
+    /// from a method that may not return one, a result of the wrong shape, or (stdio) a stdout
+    /// line over the length cap, which fails every request in flight.
     pub fn is_protocol_violation(&self) -> bool {
         matches!(*self.inner, Kind::Protocol(_))
     }

@@ -401,10 +401,9 @@ async fn close_escalates_to_sigterm_then_sigkill_within_the_bound() {
     let (cmd, _) = fake("serve");
     let client = start(cmd.shutdown_timeout(Duration::from_millis(300)));
     call_text(&client, "echo", json!({"text": "x"})).await;
-    let started = Instant::now();
+    // An exit code, not a signal: it exited on stdin EOF, before any escalation.
     let status = client.close().await.unwrap();
     assert_eq!(status.code(), Some(0));
-    assert!(started.elapsed() < Duration::from_millis(300));
     assert!(client.list_tools().await.unwrap_err().is_closed());
 
     // Ignores stdin EOF: SIGTERM after the bound.
@@ -416,7 +415,7 @@ async fn close_escalates_to_sigterm_then_sigkill_within_the_bound() {
     assert_eq!(status.signal(), Some(15), "{status}");
     let took = started.elapsed();
     assert!(
-        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
         "{took:?}"
     );
     assert!(
@@ -433,7 +432,7 @@ async fn close_escalates_to_sigterm_then_sigkill_within_the_bound() {
     assert_eq!(status.signal(), Some(9), "{status}");
     let took = started.elapsed();
     assert!(
-        took >= Duration::from_millis(600) && took < Duration::from_secs(3),
+        took >= Duration::from_millis(600) && took < Duration::from_secs(5),
         "{took:?}"
     );
 }
