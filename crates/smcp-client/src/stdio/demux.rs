@@ -337,7 +337,10 @@ impl Shared {
 
 fn remove(table: &mut Table, id: &RequestId) -> Option<Pending> {
     let p = table.pending.remove(id)?;
-    if let Some(token) = &p.progress_token {
+    // The token may have moved on to a later request (each MRTR round re-sends it).
+    if let Some(token) = &p.progress_token
+        && table.progress.get(token) == Some(id)
+    {
         table.progress.remove(token);
     }
     Some(p)
