@@ -1,6 +1,7 @@
 """A small Python SDK (mcp 2.3.x) server for interop tests of the Rust client.
 
-Usage: server.py PORT. Serves 2026-07-28 Streamable HTTP on http://127.0.0.1:PORT/mcp with:
+Usage: server.py PORT serves 2026-07-28 Streamable HTTP on http://127.0.0.1:PORT/mcp;
+server.py --stdio serves the same over stdio (newline-delimited JSON-RPC on stdin/stdout). Tools:
   * slow_echo(text): three progress notifications, then the text;
   * confirm(): an MRTR elicitation (InputRequiredResult with requestState); answers with
     what the client accepted;
@@ -61,4 +62,7 @@ async def touch(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+    if sys.argv[1:] == ["--stdio"]:
+        mcp.run("stdio")
+    else:
+        mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]))

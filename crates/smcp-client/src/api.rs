@@ -148,7 +148,8 @@ impl Client {
 /// A configured `tools/call` (from [`Client::tool_call`]).
 ///
 /// Dropping the future returned by [`send`](Self::send) closes the response stream, which is
-/// how Streamable HTTP cancels a request (A8 item 71).
+/// how Streamable HTTP cancels a request (A8 item 71); over stdio it sends
+/// `notifications/cancelled` for the request's id.
 #[must_use = "a ToolCall does nothing until sent"]
 pub struct ToolCall {
     client: Client,
@@ -188,7 +189,9 @@ impl ToolCall {
         self
     }
 
-    /// Asks for log messages at or above `level` and calls `f` for each one.
+    /// Asks for log messages at or above `level` and calls `f` for each one. Over stdio a log
+    /// line names no request: every call in flight that asked for logs gets it (see
+    /// [`StdioCommand::on_log`](crate::StdioCommand::on_log)).
     pub fn on_log(
         mut self,
         level: LoggingLevel,
@@ -205,8 +208,9 @@ impl ToolCall {
         self
     }
 
-    /// Cancels the call (closing its stream) when `token` is cancelled; the call then fails
-    /// with an error for which [`Error::is_cancelled`] is true.
+    /// Cancels the call (closing its stream, or over stdio sending `notifications/cancelled`)
+    /// when `token` is cancelled; the call then fails with an error for which
+    /// [`Error::is_cancelled`] is true.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
         self

@@ -1,9 +1,11 @@
-//! [`Client`] and [`ClientBuilder`]: the request path shared by every method.
+//! [`Client`] and [`ClientBuilder`]: the request path shared by every method and by both
+//! transports (Streamable HTTP and stdio).
 //!
-//! One logical call = one or more POSTs: a version renegotiation after −32022, a tool list
-//! refresh after a −32020 caused by `Mcp-Param-*` headers, and MRTR rounds each send a new
-//! request with a new id. A broken stream is never retried.
+//! One logical call = one or more requests: a version renegotiation after −32022, a tool list
+//! refresh after a −32020 caused by `Mcp-Param-*` headers (HTTP only: stdio has no headers),
+//! and MRTR rounds each send a new request with a new id. A broken stream is never retried.
 
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -24,6 +26,8 @@ use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
 use crate::headers::{ToolCatalog, request_headers};
 use crate::mrtr::{InputHandler, fulfil};
+use crate::stdio::{StdioCommand, StdioTransport};
+use crate::transport::http::HttpTransport;
 use crate::transport::{ResponseStream, Transport};
 
 /// Default cap on MRTR rounds of one logical call (A6 item 63).
@@ -40,6 +44,7 @@ pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Notification) + Send);
 #[derive(Debug)]
 pub struct ClientBuilder {
     url: String,
+    stdio: Option<StdioCommand>,
     headers: HeaderMap,
     header_error: Option<String>,
     timeout: Option<Duration>,
@@ -66,6 +71,7 @@ impl ClientBuilder {
     fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
+            stdio: None,
             headers: HeaderMap::new(),
             header_error: None,
             timeout: Some(DEFAULT_TIMEOUT),
@@ -101,20 +107,23 @@ impl ClientBuilder {
     }
 
     /// Timeout of one logical call (all its rounds); `None` waits forever. Default 60 s.
-    /// When it fires, the response stream is closed, which cancels the request server-side.
+    /// When it fires, the response stream is closed, which cancels the request server-side
+    /// (over stdio: `notifications/cancelled` is sent).
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
         self
     }
 
-    /// Timeout for establishing a connection. Default 10 s.
+    /// Timeout for establishing a connection (the MCP endpoint, and SEP-2631 descriptor URLs).
+    /// Default 10 s.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = Some(timeout);
         self
     }
 
     /// Adds a header to every POST (e.g. `Authorization`). Invalid names or values are
-    /// reported by [`build`](Self::build).
+    /// reported by [`build`](Self::build), and so is a header on a stdio client (stdio has
+    /// no headers).
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (
             HeaderName::from_bytes(name.as_bytes()),
@@ -160,10 +169,17 @@ impl ClientBuilder {
         self
     }
 
-    /// Builds the client. Fails on an invalid URL or header.
+    /// Builds the client. Fails on an invalid URL or header. A stdio client launches its
+    /// server here (inside a Tokio runtime); [`is_connect`](Error::is_connect) is true when
+    /// the program cannot be started.
     pub fn build(self) -> Result<Client> {
         if let Some(e) = self.header_error {
             return Err(Error::config(e));
+        }
+        if self.stdio.is_some() && !self.headers.is_empty() {
+            return Err(Error::config(
+                "HTTP headers cannot be sent to a stdio server: all metadata goes in _meta",
+            ));
         }
         // Private cache entries belong to the credentials in use (A11 item 77).
         let auth_context = ["authorization", "cookie"]
@@ -172,13 +188,21 @@ impl ClientBuilder {
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect::<Vec<_>>()
             .join("\n");
-        let transport = Transport::new(&self.url, self.headers, self.connect_timeout, &self.roots)?;
         let data_plane = match &self.files {
             Some(_) => Some(crate::files::data_plane_client(
                 &self.roots,
                 self.connect_timeout,
             )?),
             None => None,
+        };
+        let transport = match &self.stdio {
+            None => Transport::Http(HttpTransport::new(
+                &self.url,
+                self.headers,
+                self.connect_timeout,
+                &self.roots,
+            )?),
+            Some(command) => Transport::Stdio(StdioTransport::start(command)?),
         };
         Ok(Client {
             inner: Arc::new(Inner {
@@ -200,8 +224,9 @@ impl ClientBuilder {
     }
 }
 
-/// A 2026-07-28 Streamable HTTP client for one MCP endpoint. Cheap to clone; clones share the
-/// tool catalog, the negotiated version and the cache.
+/// A 2026-07-28 client for one MCP server, over Streamable HTTP ([`Client::builder`]) or stdio
+/// ([`Client::stdio`]). Cheap to clone; clones share the connection, the tool catalog, the
+/// negotiated version and the cache.
 #[derive(Debug, Clone)]
 pub struct Client {
     pub(crate) inner: Arc<Inner>,
@@ -280,7 +305,7 @@ pub(crate) async fn read_response(
             }
             Some(Message::Error(e)) if e.id.is_none() || e.id.as_ref() == Some(id) => {
                 return Err(Error::new(Kind::Rpc {
-                    status: Some(200),
+                    status: stream.rpc_status(),
                     error: e.error,
                 }));
             }
@@ -313,9 +338,26 @@ impl Client {
         ClientBuilder::new(url)
     }
 
-    /// The endpoint URL.
+    /// Starts configuring a client that launches `command` as a stdio server when built.
+    /// Every other builder option applies as over HTTP, except [`header`](ClientBuilder::header).
+    pub fn stdio(command: StdioCommand) -> ClientBuilder {
+        let mut builder = ClientBuilder::new(String::new());
+        builder.stdio = Some(command);
+        builder
+    }
+
+    /// The endpoint URL; for a stdio server, `stdio:` followed by the command line.
     pub fn url(&self) -> &str {
         self.inner.transport.url()
+    }
+
+    /// Ends the connection. For a stdio server: fails the requests in flight (with an error for
+    /// which [`Error::is_closed`] is true), closes the server's stdin, waits up to the shutdown
+    /// timeout for it to exit, then sends SIGTERM, waits again, then SIGKILL; returns its exit
+    /// status. Every clone of this client is closed. Dropping the last clone does the same in
+    /// the background. Over HTTP there is nothing to close: `None`.
+    pub async fn close(&self) -> Option<ExitStatus> {
+        self.inner.transport.close().await
     }
 
     /// The protocol version currently sent.
@@ -386,19 +428,24 @@ impl Client {
         header_params: &[HeaderParam],
     ) -> Result<(RequestId, ResponseStream)> {
         self.stamp_meta(&mut params);
-        let headers = request_headers(
-            &self.protocol_version(),
-            method_name,
-            &params,
-            header_params,
-        )?;
+        // Stdio has no headers: everything they would mirror is already in the body.
+        let headers = if self.inner.transport.is_http() {
+            request_headers(
+                &self.protocol_version(),
+                method_name,
+                &params,
+                header_params,
+            )?
+        } else {
+            Vec::new()
+        };
         let id = self.next_id();
         let request = Request {
             id: id.clone(),
             method: method_name.to_owned(),
             params: Some(Value::Object(params)),
         };
-        let stream = self.inner.transport.post(&request, headers).await?;
+        let stream = self.inner.transport.send(&request, headers).await?;
         Ok((id, stream))
     }
 
@@ -518,6 +565,7 @@ impl Client {
                 Err(e)
                     if e.jsonrpc_code() == Some(HEADER_MISMATCH)
                         && !refreshed
+                        && self.inner.transport.is_http()
                         && let Some(name) = tool =>
                 {
                     // The schema may have changed since we built the Mcp-Param-* headers.

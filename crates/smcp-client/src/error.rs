@@ -66,6 +66,25 @@ pub(crate) enum Kind {
     /// The server kept asking for input past the client's round cap.
     #[error("the server asked for input {0} times in a row; giving up (MRTR round cap)")]
     MrtrLimit(u32),
+    /// The stdio server could not be started.
+    #[error("cannot start the stdio server {program:?}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The stdio server exited (or closed its stdout) while requests were in flight or before
+    /// one could be sent.
+    #[error("{}", exited_message(status.as_ref()))]
+    ServerExited {
+        /// Its exit status, when it was reaped.
+        status: Option<std::process::ExitStatus>,
+    },
+    /// The client was closed ([`Client::close`](crate::Client::close)).
+    #[error("the client was closed")]
+    Closed,
     /// The input handler could not answer an input request.
     #[error("input handler failed for {method}: {message}")]
     InputHandler {
@@ -83,6 +102,13 @@ pub(crate) enum Kind {
         /// Why it was rejected.
         reason: String,
     },
+}
+
+fn exited_message(status: Option<&std::process::ExitStatus>) -> String {
+    match status {
+        Some(s) => format!("the stdio server exited ({s}); the request is lost"),
+        None => "the stdio server closed its stdout; the request is lost".to_owned(),
+    }
 }
 
 fn hint_for(status: u16, body: &str) -> String {
@@ -143,9 +169,30 @@ impl Error {
         matches!(*self.inner, Kind::Cancelled)
     }
 
-    /// The connection could not be made or broke at the HTTP level.
+    /// The connection could not be made or broke at the HTTP level, or the stdio server could
+    /// not be started.
     pub fn is_connect(&self) -> bool {
-        matches!(&*self.inner, Kind::Transport(_))
+        matches!(&*self.inner, Kind::Transport(_) | Kind::Spawn { .. })
+    }
+
+    /// The stdio server exited or closed its stdout: the request is lost (it is never retried).
+    /// [`Error::exit_status`] tells how it exited, when known.
+    pub fn is_server_exited(&self) -> bool {
+        matches!(*self.inner, Kind::ServerExited { .. })
+    }
+
+    /// The exit status of a stdio server that exited ([`Error::is_server_exited`]).
+    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        match &*self.inner {
+            Kind::ServerExited { status } => *status,
+            _ => None,
+        }
+    }
+
+    /// The client was closed with [`Client::close`](crate::Client::close) before the
+    /// response arrived.
+    pub fn is_closed(&self) -> bool {
+        matches!(*self.inner, Kind::Closed)
     }
 
     /// The server answered with a non-success HTTP status.
@@ -178,7 +225,8 @@ impl Error {
 
     /// The server broke the protocol: malformed SSE or JSON, a response with the wrong id, a
     /// JSON-RPC request on a response stream, an unknown `resultType`, an `InputRequiredResult`
-    /// from a method that may not return one, or a result of the wrong shape.
+    /// from a method that may not return one, a result of the wrong shape, or (stdio) a stdout
+    /// line over the length cap, which fails every request in flight.
     pub fn is_protocol_violation(&self) -> bool {
         matches!(*self.inner, Kind::Protocol(_))
     }

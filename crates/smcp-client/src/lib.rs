@@ -1,10 +1,16 @@
-//! MCP **2026-07-28** Streamable HTTP client.
+//! MCP **2026-07-28** client, over Streamable HTTP or stdio.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), smcp_client::Error> {
 //! let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").build()?;
 //! let tools = client.list_tools().await?;
 //! let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+//!
+//! // The same calls against a server launched as a child process (stdio transport).
+//! let server = smcp_client::StdioCommand::new("smcpd").arg("--stdio");
+//! let client = smcp_client::Client::stdio(server).build()?;
+//! let tools = client.list_tools().await?;
+//! client.close().await;
 //! # Ok(()) }
 //! ```
 //!
@@ -14,7 +20,8 @@
 //! |---|---|
 //! | `client` | [`Client`], [`ClientBuilder`], the request path: `_meta`, version negotiation, MRTR loop, pagination |
 //! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`], resources, prompts, completion) |
-//! | `transport` | the reqwest POST and the incremental JSON/SSE response reader |
+//! | `transport` | the transport seam: `http` (the reqwest POST, the incremental JSON/SSE reader) or stdio |
+//! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
 //! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots) and the declared capabilities |
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream |
@@ -30,6 +37,7 @@ pub mod files;
 mod headers;
 mod listen;
 mod mrtr;
+mod stdio;
 mod transport;
 
 pub use api::ToolCall;
@@ -41,4 +49,5 @@ pub use futures_util::future::BoxFuture;
 pub use listen::{Subscription, SubscriptionEvent};
 pub use mrtr::{HandlerError, InputHandler, InputKinds};
 pub use smcp_proto as proto;
+pub use stdio::{DEFAULT_MAX_LINE_BYTES, DEFAULT_SHUTDOWN_TIMEOUT, ServerStderr, StdioCommand};
 pub use tokio_util::sync::CancellationToken;

@@ -4,7 +4,9 @@
 //! `_meta["io.modelcontextprotocol/subscriptionId"]`: only those tagged with this listen
 //! request's id are delivered. A graceful close (the JSON-RPC response to the listen request)
 //! ends the stream; an abrupt close re-issues the request with a new id after a backoff.
-//! Dropping the [`Subscription`] closes the HTTP stream, which is how a client unsubscribes.
+//! Dropping the [`Subscription`] closes the HTTP stream, which is how a client unsubscribes; over
+//! stdio the same drop sends `notifications/cancelled` for the listen request's id. A stdio
+//! server that exits ends the stream with an error (there is nothing to re-issue to).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -239,7 +241,7 @@ async fn pump(
             Message::Result(r) if r.id == id => return End::Stop,
             Message::Error(e) if e.id.is_none() || e.id.as_ref() == Some(&id) => {
                 Err(Error::new(Kind::Rpc {
-                    status: Some(200),
+                    status: stream.rpc_status(),
                     error: e.error,
                 }))
             }

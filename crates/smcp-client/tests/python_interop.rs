@@ -1,7 +1,8 @@
 //! Interop with an implementation nobody here wrote: the Python SDK `mcp` 2.3.x.
 //!
 //! (a) this client against `tests/interop/server.py` (progress, an MRTR elicitation, a listen
-//! stream); (b) the Python client (`tests/interop/client.py`) against smcpd in-process.
+//! stream), over Streamable HTTP and over stdio (`server.py --stdio`); (b) the Python client
+//! (`tests/interop/client.py`) against smcpd in-process.
 //! `scripts/python-interop-env` installs the SDK into `.cache/python-interop/` (idempotent).
 //! Set `SMCP_PYTHON_INTEROP=skip` to disable the install step and these tests explicitly; they
 //! are never skipped otherwise.
@@ -20,7 +21,10 @@ use serde_json::{Value, json};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
-use smcp_client::{BoxFuture, Client, HandlerError, InputHandler, InputKinds, SubscriptionEvent};
+use smcp_client::{
+    BoxFuture, Client, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
+    SubscriptionEvent,
+};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -105,7 +109,42 @@ async fn rust_client_against_python_server() {
         .input_handler(Proceed)
         .build()
         .unwrap();
+    exercise(&client).await;
+}
 
+#[tokio::test(flavor = "multi_thread")]
+async fn rust_client_against_python_server_over_stdio() {
+    let Some(py) = python() else { return };
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let lines = stderr.clone();
+    let server = StdioCommand::new(&py)
+        .arg(root().join("tests/interop/server.py"))
+        .arg("--stdio")
+        .stderr(ServerStderr::lines(move |l| {
+            lines.lock().unwrap().push(l.to_owned());
+        }));
+    let client = Client::stdio(server)
+        .input_handler(Proceed)
+        .timeout(Some(Duration::from_secs(30)))
+        .build()
+        .unwrap();
+    assert!(client.url().starts_with("stdio:"), "{}", client.url());
+    exercise(&client).await;
+    // The SDK exits on stdin EOF: a clean shutdown without signals.
+    let status = tokio::time::timeout(Duration::from_secs(10), client.close())
+        .await
+        .unwrap();
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "stderr: {:?}",
+        stderr.lock().unwrap()
+    );
+}
+
+/// Discovery, listing, progress, an MRTR elicitation and a listen stream: the same calls over
+/// either transport.
+async fn exercise(client: &Client) {
     let discover = client.discover().await.unwrap();
     assert!(
         discover

@@ -1,4 +1,5 @@
-//! `smcp`: call MCP 2026-07-28 servers from the command line.
+//! `smcp`: call MCP 2026-07-28 servers from the command line, over Streamable HTTP (`--url`)
+//! or stdio (`--stdio … -- PROGRAM ARGS…`, the server launched as a child process).
 //!
 //! Human-readable output by default, `--json` for scripts. Errors print the HTTP status, the
 //! JSON-RPC code and message, and exit non-zero.
@@ -8,8 +9,10 @@
 mod args;
 mod interact;
 mod render;
+mod stdio;
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,11 +30,32 @@ use smcp_client::{Client, SubscriptionEvent};
 const DEFAULT_URL: &str = "http://127.0.0.1:8931/mcp";
 
 #[derive(Debug, Parser)]
-#[command(version, about = "Call MCP (2026-07-28, Streamable HTTP) servers")]
+#[command(
+    version,
+    about = "Call MCP (2026-07-28) servers over Streamable HTTP or stdio",
+    override_usage = "smcp [OPTIONS] <COMMAND>\n       smcp --stdio [OPTIONS] <COMMAND> -- <PROGRAM> [ARGS]...",
+    after_help = "Examples:\n  \
+        smcp --url http://127.0.0.1:8931/mcp tools\n  \
+        smcp --stdio tools -- smcpd --stdio\n  \
+        smcp --stdio --env LOG=debug call echo --arg text=hi -- python3 server.py --stdio"
+)]
 struct Cli {
-    /// The server's MCP endpoint.
+    /// The server's MCP endpoint (ignored with --stdio).
     #[arg(long, env = "SMCP_URL", default_value = DEFAULT_URL, global = true)]
     url: String,
+    /// Launch the server as a child process and speak MCP over its stdin/stdout; the server's
+    /// command line goes last, after `--`.
+    #[arg(long, global = true)]
+    stdio: bool,
+    /// An environment variable for the stdio server, `NAME=VALUE` (repeatable).
+    #[arg(long = "env", value_name = "K=V", global = true)]
+    envs: Vec<String>,
+    /// Discard the stdio server's stderr (by default it goes to smcp's stderr).
+    #[arg(long, global = true)]
+    quiet_server: bool,
+    /// The stdio server's command line (everything after `--`; not parsed by clap).
+    #[arg(skip)]
+    server_command: Vec<OsString>,
     /// Extra HTTP header for every request, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "K:V", global = true)]
     headers: Vec<String>,
@@ -136,9 +160,25 @@ enum Command {
 
 fn build_client(cli: &Cli) -> anyhow::Result<Client> {
     let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
-    let mut builder = Client::builder(&cli.url).timeout(timeout).client_info(
-        smcp_client::proto::basic::Implementation::new("smcp", env!("CARGO_PKG_VERSION")),
-    );
+    let builder = if cli.stdio {
+        Client::stdio(stdio::command(
+            &cli.server_command,
+            &cli.envs,
+            cli.quiet_server,
+        )?)
+    } else {
+        if !cli.envs.is_empty() {
+            anyhow::bail!("--env is for a stdio server (--stdio)");
+        }
+        Client::builder(&cli.url)
+    };
+    let mut builder =
+        builder
+            .timeout(timeout)
+            .client_info(smcp_client::proto::basic::Implementation::new(
+                "smcp",
+                env!("CARGO_PKG_VERSION"),
+            ));
     for h in &cli.headers {
         let (name, value) = h
             .split_once(':')
@@ -249,8 +289,7 @@ async fn find_tool(client: &Client, name: &str) -> anyhow::Result<Option<Tool>> 
         .find(|t| t.name == name))
 }
 
-async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let client = build_client(&cli)?;
+async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
     let save = cli.save.as_deref();
     match &cli.command {
         Command::Discover => {
@@ -306,7 +345,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             files,
         } => {
             // The schema coerces `--arg` values and drives the Mcp-Param-* headers.
-            let schema = find_tool(&client, name)
+            let schema = find_tool(client, name)
                 .await?
                 .map(|t| t.input_schema)
                 .unwrap_or_default();
@@ -392,7 +431,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 file_values(&serde_json::to_value(&result)?, &mut uris);
                 std::fs::create_dir_all(dir)?;
                 for uri in uris {
-                    download(&client, &uri, dir, cli.json).await?;
+                    download(client, &uri, dir, cli.json).await?;
                 }
             }
         }
@@ -424,7 +463,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Download { uri, output } => {
             let dest = output.clone().unwrap_or_else(|| PathBuf::from("."));
-            let path = download(&client, uri, &dest, cli.json).await?;
+            let path = download(client, uri, &dest, cli.json).await?;
             if cli.json {
                 print_json(&serde_json::json!({"path": path}))?;
             }
@@ -558,7 +597,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints an error with everything a person needs: HTTP status, JSON-RPC code, message, data.
-fn report(err: &anyhow::Error) {
+fn report(err: &anyhow::Error, stdio: bool) {
     eprintln!("error: {err}");
     if let Some(e) = err.downcast_ref::<smcp_client::Error>() {
         if let Some(data) = e.jsonrpc_error().and_then(|o| o.data.as_ref()) {
@@ -570,25 +609,41 @@ fn report(err: &anyhow::Error) {
                  without --non-interactive"
             );
         }
-        if e.is_connect() {
+        if e.is_connect() && !stdio {
             eprintln!("  hint: is the server running? (smcpd listens on {DEFAULT_URL} by default)");
+        }
+        if e.is_server_exited() {
+            eprintln!("  hint: the server's stderr (shown unless --quiet-server) may say why");
         }
     }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let (args, server_command) = stdio::split_args(std::env::args_os());
+    let mut cli = Cli::parse_from(args);
+    if let Some(command) = server_command {
+        cli.server_command = command;
+    }
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    match run(cli).await {
+    let result = match build_client(&cli) {
+        Ok(client) => {
+            let result = run(&cli, &client).await;
+            // A stdio server gets its stdin closed and time to exit (then SIGTERM, SIGKILL).
+            client.close().await;
+            result
+        }
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
-            report(&e);
+            report(&e, cli.stdio);
             ExitCode::FAILURE
         }
     }

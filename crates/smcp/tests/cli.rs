@@ -119,3 +119,95 @@ fn errors_show_the_code_and_exit_non_zero() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("is the server running"));
 }
+
+/// The workspace root.
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The Python SDK's interpreter from `scripts/python-interop-env`, or `None` when
+/// `SMCP_PYTHON_INTEROP=skip` disables the interop tests.
+fn interop_python() -> Option<String> {
+    if std::env::var("SMCP_PYTHON_INTEROP").as_deref() == Ok("skip") {
+        return None;
+    }
+    let out = Command::new(root().join("scripts/python-interop-env"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/python-interop-env failed");
+    Some(String::from_utf8(out.stdout).unwrap().trim().to_owned())
+}
+
+/// `smcp --stdio ARGS -- SERVER…`.
+fn smcp_stdio(args: &[&str], server: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_smcp"))
+        .arg("--stdio")
+        .args(args)
+        .arg("--")
+        .args(server)
+        .env_remove("SMCP_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn stdio_against_the_python_sdk_server() {
+    let Some(py) = interop_python() else { return };
+    let script = root().join("tests/interop/server.py");
+    let server = [py.as_str(), script.to_str().unwrap(), "--stdio"];
+
+    let out = ok(&smcp_stdio(&["tools"], &server));
+    assert!(out.starts_with("NAME"), "{out}");
+    for tool in ["slow_echo", "confirm", "touch"] {
+        assert!(out.contains(tool), "{out}");
+    }
+
+    let out = ok(&smcp_stdio(
+        &["call", "slow_echo", "--arg", "text=hi"],
+        &server,
+    ));
+    assert_eq!(out.trim(), "hi");
+
+    // Global options may come after the subcommand too.
+    let out = ok(&smcp_stdio(
+        &["call", "slow_echo", "--arg", "text=json", "--json"],
+        &server,
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["structuredContent"]["result"], "json");
+
+    let out = ok(&smcp_stdio(&["discover"], &server));
+    assert!(out.contains("2026-07-28"), "{out}");
+}
+
+/// A one-request stdio server in sh: says hello on stderr, answers the first request with the
+/// value of `$SMCP_X`, then waits for stdin to close.
+const SH_SERVER: &str = r#"echo "hello from the server" >&2; read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x-is-%s","inputSchema":{"type":"object"}}]}}\n' "$SMCP_X"; cat >/dev/null"#;
+
+#[test]
+fn stdio_environment_stderr_and_a_dying_server() {
+    let o = smcp_stdio(&["--env", "SMCP_X=42", "tools"], &["sh", "-c", SH_SERVER]);
+    assert!(ok(&o).contains("x-is-42"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("hello from the server"),
+        "stderr is forwarded: {err}"
+    );
+
+    let o = smcp_stdio(
+        &["--env", "SMCP_X=7", "--quiet-server", "tools"],
+        &["sh", "-c", SH_SERVER],
+    );
+    assert!(ok(&o).contains("x-is-7"));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("hello"));
+
+    let o = smcp_stdio(&["tools"], &["sh", "-c", "read -r line; exit 4"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("exited (exit status: 4)"), "{err}");
+
+    let o = smcp_stdio(&["tools"], &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs the server's command line"));
+}

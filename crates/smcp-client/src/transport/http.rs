@@ -1,8 +1,10 @@
-//! One JSON-RPC request = one HTTP POST; its response read incrementally (JSON or SSE).
+//! Streamable HTTP: one JSON-RPC request = one HTTP POST; its response read incrementally
+//! (JSON or SSE).
 //!
-//! This is the only module that touches reqwest. It turns a POST into a [`ResponseStream`] of
-//! JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC error body keeps
-//! its code, 400/404/405 without one means an older MCP revision, 413/431 keep their status.
+//! This is the only module of the request path that touches reqwest. It turns a POST into an
+//! [`HttpStream`] of JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC
+//! error body keeps its code, 400/404/405 without one means an older MCP revision, 413/431 keep
+//! their status.
 
 use std::time::Duration;
 
@@ -24,13 +26,13 @@ const MAX_JSON_BODY: usize = 32 * 1024 * 1024;
 
 /// The HTTP side of a client: one reqwest client, the endpoint and the caller's extra headers.
 #[derive(Debug, Clone)]
-pub(crate) struct Transport {
+pub(crate) struct HttpTransport {
     http: reqwest::Client,
     url: reqwest::Url,
     extra_headers: HeaderMap,
 }
 
-impl Transport {
+impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         extra_headers: HeaderMap,
@@ -72,7 +74,7 @@ impl Transport {
         &self,
         request: &Request,
         headers: Vec<(HeaderName, HeaderValue)>,
-    ) -> Result<ResponseStream> {
+    ) -> Result<HttpStream> {
         let body = Message::Request(request.clone()).to_vec();
         let mut req = self
             .http
@@ -98,14 +100,14 @@ impl Transport {
         }
         if content_type.starts_with("text/event-stream") {
             let bytes = response.bytes_stream().boxed();
-            Ok(ResponseStream::Sse {
+            Ok(HttpStream::Sse {
                 decoder: SseDecoder::new(),
                 bytes,
                 ended: false,
             })
         } else if content_type.starts_with("application/json") {
             let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
-            Ok(ResponseStream::Json(Some(body)))
+            Ok(HttpStream::Json(Some(body)))
         } else if status == 202 {
             Err(Error::protocol(
                 "the server answered a request with 202 Accepted (that is for notifications)",
@@ -170,7 +172,7 @@ fn classify_status(status: u16, body: &[u8]) -> Error {
 }
 
 /// The messages of one response: a single JSON body or an SSE stream read as it arrives.
-pub(crate) enum ResponseStream {
+pub(crate) enum HttpStream {
     /// `application/json`: one message, taken on the first read.
     Json(Option<Vec<u8>>),
     /// `text/event-stream`: events decoded incrementally.
@@ -184,16 +186,16 @@ pub(crate) enum ResponseStream {
     },
 }
 
-impl std::fmt::Debug for ResponseStream {
+impl std::fmt::Debug for HttpStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Json(_) => f.write_str("ResponseStream::Json"),
-            Self::Sse { .. } => f.write_str("ResponseStream::Sse"),
+            Self::Json(_) => f.write_str("HttpStream::Json"),
+            Self::Sse { .. } => f.write_str("HttpStream::Sse"),
         }
     }
 }
 
-impl ResponseStream {
+impl HttpStream {
     /// The next JSON-RPC message; `Ok(None)` when the body ended.
     ///
     /// SSE comments, empty-data events (priming) and events with a name other than `message`
