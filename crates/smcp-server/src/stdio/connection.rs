@@ -2,9 +2,10 @@
 //!
 //! The reader never waits for a request to finish: each line is parsed, checked and
 //! dispatched, a handler that does not finish on its first poll runs in a task of its own,
-//! and the reader moves on, so `notifications/cancelled` is read while requests run. Every
-//! message goes out through one writer ([`super::writer`]), so a request's notifications are
-//! written before its response.
+//! and the reader moves on, so `notifications/cancelled` is read while requests run. The
+//! loop is also the only writer ([`super::writer`]): tasks queue their messages on a channel
+//! (a request's notifications before its response), the reader answers into a batch, and
+//! before it waits for input again it writes the queue, then the batch, and flushes once.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -24,7 +25,8 @@ use tracing::Instrument as _;
 
 use super::lines::{Line, LineReader};
 use super::running::{Registration, Running};
-use super::{Drained, NEWLINE, StdioOptions, listen, writer};
+use super::writer::Output;
+use super::{Drained, NEWLINE, StdioOptions, listen};
 use crate::core::context::{ContextParts, EventSink, MetaSource, RequestContext};
 use crate::core::dispatch::{self, Call, Dispatch, ParamMirror};
 use crate::core::meta;
@@ -32,7 +34,7 @@ use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
 
-/// A batch this large goes to the writer without waiting for the reader to run dry.
+/// A batch this large is written without waiting for the reader to run dry.
 const BATCH_BYTES: usize = 64 * 1024;
 
 /// A stream connection being served.
@@ -41,11 +43,10 @@ pub(super) struct Connection {
     pub(super) options: StdioOptions,
     max_line: usize,
     pub(super) running: Arc<Running>,
-    /// Where every message goes.
+    /// Where tasks queue their messages for the loop to write.
     pub(super) out: mpsc::Sender<Bytes>,
     out_rx: Option<mpsc::Receiver<Bytes>>,
-    /// Messages the reader wrote since it last waited for input, sent to the writer as one
-    /// frame before it waits again (a burst of requests costs one channel send).
+    /// The reader's answers since it last waited for input, written before it waits again.
     batch: Vec<u8>,
     /// Cancelled when serving ends: subscriptions close gracefully.
     pub(super) closing: CancellationToken,
@@ -90,73 +91,132 @@ impl Connection {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let gone = CancellationToken::new();
-        let Some(out_rx) = self.out_rx.take() else {
+        let Some(mut queued) = self.out_rx.take() else {
             return Ok(Drained::Complete);
         };
-        let writer = tokio::spawn(writer::run(output, out_rx, gone.clone()));
+        let mut output = Output::new(output);
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
         tracing::debug!("stdio connection open");
-        let ended = loop {
-            let line = match input.buffered_line() {
-                Some(line) => Ok(Some(line)),
-                None => {
-                    self.flush_batch().await;
-                    while tasks.try_join_next().is_some() {}
-                    tokio::select! {
-                        biased;
-                        () = &mut shutdown => break Ok("shutdown"),
-                        () = gone.cancelled() => break Ok("output closed"),
-                        line = input.next_line() => line,
+        let ended = 'serve: loop {
+            // Every line already buffered, answered into the batch; then everything out, in
+            // one flush, before waiting.
+            while let Some(line) = input.buffered_line() {
+                self.on_input(line, &mut tasks);
+                if self.batch.len() >= BATCH_BYTES
+                    && self.write_out(&mut output, &mut queued).await.is_err()
+                {
+                    break 'serve Ok("output closed");
+                }
+            }
+            if self.write_out(&mut output, &mut queued).await.is_err()
+                || output.flush().await.is_err()
+            {
+                break Ok("output closed");
+            }
+            while tasks.try_join_next().is_some() {}
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break Ok("shutdown"),
+                // `self.out` keeps the channel open: this is never `None`.
+                Some(frame) = queued.recv() => {
+                    if output.put(&frame).await.is_err() {
+                        break Ok("output closed");
                     }
                 }
-            };
-            match line {
-                Ok(Some(Line::Message(line))) => self.on_line(line, &mut tasks).await,
-                Ok(Some(Line::TooLong(len))) => {
-                    tracing::debug!(len, "line over the limit");
-                    let error = ErrorObject::new(
-                        INVALID_REQUEST,
-                        format!(
-                            "Invalid request: the message exceeds {} bytes (messages are one line each)",
-                            self.max_line
-                        ),
-                    );
-                    self.send(error_bytes(None, error)).await;
-                }
-                Ok(None) => break Ok("end of input"),
-                Err(e) => break Err(e),
+                line = input.next_line() => match line {
+                    Ok(Some(line)) => self.on_input(line, &mut tasks),
+                    Ok(None) => break Ok("end of input"),
+                    Err(e) => break Err(e),
+                },
             }
         };
-        self.flush_batch().await;
         let why = match &ended {
             Ok(why) => *why,
             Err(_) => "input error",
         };
-        let drained = self.drain(&mut tasks, why).await;
-        // The writer ends once every sender is gone: this one, the tasks' (all finished or
-        // aborted), the handlers' event sinks (dropped with them).
-        drop(self);
-        if tokio::time::timeout(std::time::Duration::from_secs(5), writer)
-            .await
-            .is_err()
-        {
-            tracing::warn!("output did not drain within 5 s; messages may be lost");
+        let drained = self.drain(&mut tasks, &mut output, &mut queued, why).await;
+        if output.close().await.is_err() {
+            tracing::debug!("output closed before the end");
         }
         ended.map(|_| drained)
     }
 
-    /// Ends subscriptions gracefully and waits for requests, up to the drain timeout; then
-    /// cancels what is left and answers each with an error.
-    async fn drain(&self, tasks: &mut JoinSet<()>, why: &str) -> Drained {
+    /// One line of input, answered.
+    fn on_input(&mut self, line: Line, tasks: &mut JoinSet<()>) {
+        match line {
+            Line::Message(line) => self.on_line(&line, tasks),
+            Line::TooLong(len) => {
+                tracing::debug!(len, "line over the limit");
+                let error = ErrorObject::new(
+                    INVALID_REQUEST,
+                    format!(
+                        "Invalid request: the message exceeds {} bytes (messages are one line each)",
+                        self.max_line
+                    ),
+                );
+                self.send(error_bytes(None, error));
+            }
+        }
+    }
+
+    /// Writes what tasks queued, then the reader's batch: a request's notifications reach the
+    /// channel before its response reaches the batch, so this order keeps them in order.
+    async fn write_out<W: AsyncWrite + Unpin>(
+        &mut self,
+        output: &mut Output<W>,
+        queued: &mut mpsc::Receiver<Bytes>,
+    ) -> std::io::Result<()> {
+        while let Ok(frame) = queued.try_recv() {
+            output.put(&frame).await?;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        output.put(&batch).await?;
+        // The allocation is kept for the next batch.
+        self.batch = batch;
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// Ends subscriptions gracefully and waits for requests, up to the drain timeout, writing
+    /// what they send; then cancels what is left and answers each with an error.
+    async fn drain<W: AsyncWrite + Unpin>(
+        &mut self,
+        tasks: &mut JoinSet<()>,
+        output: &mut Output<W>,
+        queued: &mut mpsc::Receiver<Bytes>,
+        why: &str,
+    ) -> Drained {
         self.closing.cancel();
-        let timeout = self.options.drain_timeout;
-        let waited = tokio::time::timeout(timeout, async {
-            while tasks.join_next().await.is_some() {}
-        })
-        .await;
-        if waited.is_ok() {
+        let mut writable = self.write_out(output, queued).await.is_ok();
+        let deadline = tokio::time::sleep(self.options.drain_timeout);
+        tokio::pin!(deadline);
+        let finished = loop {
+            if writable {
+                writable = output.flush().await.is_ok();
+            }
+            tokio::select! {
+                biased;
+                Some(frame) = queued.recv() => {
+                    if writable {
+                        writable = output.put(&frame).await.is_ok();
+                    }
+                }
+                joined = tasks.join_next() => {
+                    if joined.is_none() {
+                        break true;
+                    }
+                }
+                () = &mut deadline => break false,
+            }
+        };
+        // What the last tasks sent on their way out.
+        while let Ok(frame) = queued.try_recv() {
+            if writable {
+                writable = output.put(&frame).await.is_ok();
+            }
+        }
+        if finished {
             tracing::debug!(reason = why, "stdio connection closed");
             return Drained::Complete;
         }
@@ -168,45 +228,37 @@ impl Connection {
             requests = cut.len(),
             "requests still running at the end of the drain timeout were cancelled"
         );
+        let timeout = self.options.drain_timeout;
         for id in &cut {
             let error = ErrorObject::internal(format!(
                 "Server shutting down: the request did not finish within {} ms",
                 timeout.as_millis()
             ));
-            let _ = self
-                .out
-                .try_send(Bytes::from(error_bytes(Some(id.clone()), error)));
+            self.send(error_bytes(Some(id.clone()), error));
+        }
+        if writable {
+            let _ = self.write_out(output, queued).await;
         }
         Drained::TimedOut(cut.len())
     }
 
-    /// Sends one message (a JSON-RPC message without its newline), in the reader's batch.
-    async fn send(&mut self, json: Vec<u8>) {
+    /// Answers with one message (a JSON-RPC message without its newline), in the reader's
+    /// batch.
+    fn send(&mut self, json: Vec<u8>) {
         if self.batch.is_empty() {
             self.batch = json;
         } else {
             self.batch.extend_from_slice(&json);
         }
         self.batch.push(b'\n');
-        if self.batch.len() >= BATCH_BYTES {
-            self.flush_batch().await;
-        }
     }
 
-    /// Hands the batch to the writer.
-    async fn flush_batch(&mut self) {
-        if !self.batch.is_empty() {
-            let batch = Bytes::from(std::mem::take(&mut self.batch));
-            let _ = self.out.send(batch).await;
-        }
-    }
-
-    async fn on_line(&mut self, line: Bytes, tasks: &mut JoinSet<()>) {
+    fn on_line(&mut self, line: &Bytes, tasks: &mut JoinSet<()>) {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
         // JSON text is UTF-8 (RFC 8259 §8.1); the parser's fast route does not check it all.
-        if let Err(e) = std::str::from_utf8(&line) {
+        if let Err(e) = std::str::from_utf8(line) {
             tracing::debug!(at = e.valid_up_to(), "message is not UTF-8");
             let error = ErrorObject::new(
                 PARSE_ERROR,
@@ -215,10 +267,10 @@ impl Connection {
                     e.valid_up_to()
                 ),
             );
-            return self.send(error_bytes(None, error)).await;
+            return self.send(error_bytes(None, error));
         }
-        match Incoming::parse(&line) {
-            Ok(Incoming::Request(request)) => self.on_request(request, &line, tasks).await,
+        match Incoming::parse(line) {
+            Ok(Incoming::Request(request)) => self.on_request(request, line, tasks),
             Ok(Incoming::Notification(n)) => self.on_notification(&n),
             Ok(Incoming::Response(id)) => {
                 // Answered without its id: a client correlating by id must not take this
@@ -227,12 +279,11 @@ impl Connection {
                 let error = ErrorObject::invalid_request(
                     "Invalid request: clients must not send JSON-RPC responses",
                 );
-                self.send(error_bytes(None, error)).await;
+                self.send(error_bytes(None, error));
             }
             Err(e) => {
                 tracing::debug!(error = %e, "unreadable message");
-                self.send(error_bytes(e.id().cloned(), e.to_error_object()))
-                    .await;
+                self.send(error_bytes(e.id().cloned(), e.to_error_object()));
             }
         }
     }
@@ -256,12 +307,7 @@ impl Connection {
         }
     }
 
-    async fn on_request(
-        &mut self,
-        request: IncomingRequest<'_>,
-        line: &Bytes,
-        tasks: &mut JoinSet<()>,
-    ) {
+    fn on_request(&mut self, request: IncomingRequest<'_>, line: &Bytes, tasks: &mut JoinSet<()>) {
         let span = tracing::debug_span!("mcp.request", method = %request.method, id = %request.id);
         let admitted = meta::admit(&request).and_then(|a| {
             let subscription = request.method == method::SUBSCRIPTIONS_LISTEN;
@@ -273,7 +319,7 @@ impl Connection {
             Ok(a) => a,
             Err(error) => {
                 span.in_scope(|| tracing::debug!(code = error.code, "refused"));
-                return self.send(error_bytes(Some(request.id), error)).await;
+                return self.send(error_bytes(Some(request.id), error));
             }
         };
         let shared = &self.shared;
@@ -319,15 +365,15 @@ impl Connection {
             },
         );
         match dispatched {
-            Dispatch::Ready(outcome) => self.finish(id, outcome).await,
+            Dispatch::Ready(outcome) => self.finish(id, outcome),
             Dispatch::Pending(mut fut) => {
                 // Most handlers finish on their first poll: no task, no registration.
                 match std::panic::catch_unwind(AssertUnwindSafe(|| (&mut fut).now_or_never())) {
-                    Ok(Some(outcome)) => return self.finish(id, outcome).await,
+                    Ok(Some(outcome)) => return self.finish(id, outcome),
                     Ok(None) => {}
                     Err(_) => {
                         let error = ErrorObject::internal("the handler panicked");
-                        return self.finish(id, Err(error)).await;
+                        return self.finish(id, Err(error));
                     }
                 }
                 let fut: BoxFuture<Finished> = Box::pin(caught(fut));
@@ -346,14 +392,14 @@ impl Connection {
                 Ok(task) => {
                     tasks.spawn(task.instrument(span));
                 }
-                Err(error) => self.send(error_bytes(Some(id), error)).await,
+                Err(error) => self.send(error_bytes(Some(id), error)),
             },
         }
     }
 
-    async fn finish(&mut self, id: RequestId, outcome: Finished) {
+    fn finish(&mut self, id: RequestId, outcome: Finished) {
         let json = finished_bytes(&self.shared.server_meta, id, outcome);
-        self.send(json).await;
+        self.send(json);
     }
 }
 

@@ -46,7 +46,7 @@ pub struct StdioOptions {
     pub max_in_flight: usize,
     /// Open `subscriptions/listen` streams on this connection. Default 16.
     pub max_subscriptions: usize,
-    /// Frames waiting for the writer; a full queue makes handlers wait. Default 1024.
+    /// Messages tasks may queue for writing; a full queue makes handlers wait. Default 1024.
     pub output_buffer: usize,
     /// How long requests in flight may take to finish once serving ends. Default 10 s.
     pub drain_timeout: Duration,

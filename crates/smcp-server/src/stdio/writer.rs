@@ -1,32 +1,45 @@
-//! The one writer of a stream connection: framed messages from a bounded channel, written in
-//! order and flushed whenever the channel runs dry, so that a burst goes out in few writes.
+//! The output of a stream connection, written by the connection's own loop: what tasks queued
+//! (their notifications, their responses), then what the reader answered, then one flush
+//! before the loop waits again. Writing before the next read keeps one request's round trip
+//! to one write and one read, as a plain newline-JSON echo loop has it.
 
-use bytes::Bytes;
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-/// Writes every frame from `rx` to `out` until all senders are gone. A write error (the
-/// client closed its end) cancels `gone` and ends the writer; what is still queued is dropped.
-pub(crate) async fn run<W: AsyncWrite + Unpin>(
-    out: W,
-    mut rx: mpsc::Receiver<Bytes>,
-    gone: CancellationToken,
-) {
-    let mut out = BufWriter::with_capacity(64 * 1024, out);
-    while let Some(frame) = rx.recv().await {
-        let mut result = out.write_all(&frame).await;
-        while result.is_ok() {
-            match rx.try_recv() {
-                Ok(frame) => result = out.write_all(&frame).await,
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = result.and(out.flush().await) {
-            tracing::debug!(error = %e, "output closed");
-            gone.cancel();
-            return;
+/// A buffered writer that remembers whether it has something to flush.
+pub(crate) struct Output<W> {
+    inner: BufWriter<W>,
+    dirty: bool,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner: BufWriter::with_capacity(64 * 1024, inner),
+            dirty: false,
         }
     }
-    let _ = out.shutdown().await;
+
+    /// Queues framed messages (written through when the buffer is full).
+    pub(crate) async fn put(&mut self, frames: &[u8]) -> std::io::Result<()> {
+        if frames.is_empty() {
+            return Ok(());
+        }
+        self.dirty = true;
+        self.inner.write_all(frames).await
+    }
+
+    /// Flushes what was queued, if anything.
+    pub(crate) async fn flush(&mut self) -> std::io::Result<()> {
+        if self.dirty {
+            self.dirty = false;
+            self.inner.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and closes the output.
+    pub(crate) async fn close(&mut self) -> std::io::Result<()> {
+        self.flush().await?;
+        self.inner.shutdown().await
+    }
 }
