@@ -16,7 +16,7 @@ use futures_util::FutureExt as _;
 use serde_json::{Map, Value};
 use smcp_proto::basic::ResultType;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{ClientRequest, InvalidParams};
+use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest, InvalidParams};
 use smcp_proto::messages::method;
 use smcp_proto::patterns::mrtr::InputResponses;
 use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
@@ -28,18 +28,20 @@ use smcp_proto::server::resources::{
 use smcp_proto::server::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
 use smcp_proto::server::utilities::completion::{CompleteRequestParams, CompleteResult};
 use smcp_proto::x_mcp_header::HeaderParam;
+use tokio_util::sync::CancellationToken;
 
 use super::catalog::Catalog;
 use super::completion::{CompletionRequest, truncated};
-use super::context::RequestContext;
+use super::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext};
 use super::extension::{ExtensionRequest, Extensions, Next, ToolReply};
 use super::handler::HandlerError;
+use super::meta::{Admitted, meta_bytes};
 use super::mrtr::{Binding, Input, Salient};
 use super::pagination;
 use super::prompts::PromptGet;
 use super::reply::{Finished, Reply};
 use super::resources::{Descriptor, ResourceRead};
-use super::server::{SUPPORTED_VERSIONS, Shared};
+use super::server::{SUPPORTED_VERSIONS, Server, Shared};
 use super::tools::{BoxFuture, ToolCall};
 use crate::config::CacheHint;
 
@@ -59,6 +61,63 @@ pub(crate) struct Call<'a> {
     pub(crate) body: Option<Bytes>,
     /// The transport's own copies of params (over HTTP, the `Mcp-Param-*` headers).
     pub(crate) mirror: &'a dyn ParamMirror,
+}
+
+/// What a transport decided about a request before dispatch.
+pub(crate) struct Admission {
+    /// What it read from `_meta`.
+    pub(crate) admitted: Admitted,
+    /// Where the handler's notifications go, if it may send any.
+    pub(crate) events: Option<EventSink>,
+    /// The request's cancellation.
+    pub(crate) cancel: CancellationToken,
+    /// Who the request acts for.
+    pub(crate) principal: Option<Principal>,
+}
+
+impl<'a> Call<'a> {
+    /// The call for `request`, parsed from `message`: its context keeps `_meta` as a slice of
+    /// `message`, and the salient params of a `tools/call` are read back from it when needed.
+    pub(crate) fn new(
+        shared: &Arc<Shared>,
+        request: IncomingRequest<'_>,
+        message: &Bytes,
+        admission: Admission,
+        mirror: &'a dyn ParamMirror,
+    ) -> Self {
+        let IncomingRequest {
+            id,
+            method,
+            meta,
+            params,
+            mrtr_members,
+        } = request;
+        let ctx = RequestContext::new(ContextParts {
+            id,
+            method: method.clone(),
+            meta: MetaSource::Raw(
+                meta.as_deref()
+                    .map_or_else(Bytes::new, |m| meta_bytes(message, m)),
+            ),
+            progress_token: admission.admitted.progress_token,
+            log_level: admission.admitted.log_level,
+            logging_enabled: shared.features.logging,
+            events: admission.events,
+            cancel: admission.cancel,
+            principal: admission.principal,
+            server: Some(Server {
+                shared: shared.clone(),
+            }),
+        });
+        Self {
+            method,
+            params,
+            mrtr_members,
+            ctx,
+            body: Some(message.clone()),
+            mirror,
+        }
+    }
 }
 
 /// What a transport knows about params besides the body, checked once the tool is known.

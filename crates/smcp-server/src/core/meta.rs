@@ -86,14 +86,22 @@ pub(crate) fn progress_token(view: &MetaView<'_>) -> Option<Value> {
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
 }
 
-/// What a transport without headers (stdio) reads from a request's `_meta` once it is admitted.
-#[cfg(feature = "stdio")]
+/// What a transport read from a request's `_meta` while admitting it.
 #[derive(Debug)]
 pub(crate) struct Admitted {
     /// `io.modelcontextprotocol/logLevel`.
     pub(crate) log_level: Option<LoggingLevel>,
     /// `progressToken`.
     pub(crate) progress_token: Option<Value>,
+}
+
+impl Admitted {
+    /// Whether a handler may send anything before its response: progress (with a progress
+    /// token) or log messages (with a log level, on a server that logs). Without either a
+    /// transport need not make an event channel.
+    pub(crate) fn may_emit(&self, logging: bool) -> bool {
+        self.progress_token.is_some() || (self.log_level.is_some() && logging)
+    }
 }
 
 /// The `_meta` checks of a request on a transport that carries all metadata inline (stdio):

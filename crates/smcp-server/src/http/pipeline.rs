@@ -17,26 +17,18 @@
 
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
-use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::header;
 use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest};
 
 use super::rejection::Rejection;
-use crate::core::meta;
+use crate::core::meta::{self, Admitted};
 use crate::core::server::{SUPPORTED_VERSIONS, Shared};
 
 /// The standard header names, pre-parsed (a `&str` key would be parsed on every lookup).
 const PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-
-/// What the pipeline read from `_meta` on the way.
-#[derive(Debug)]
-pub(crate) struct Checked {
-    pub(crate) log_level: Option<LoggingLevel>,
-    pub(crate) progress_token: Option<Value>,
-}
 
 /// The single value of a header, trimmed of optional whitespace; `Err` when repeated or not
 /// visible ASCII.
@@ -58,7 +50,7 @@ pub(crate) fn check(
     shared: &Shared,
     headers: &HeaderMap,
     request: &IncomingRequest<'_>,
-) -> Result<Checked, Rejection> {
+) -> Result<Admitted, Rejection> {
     let id = &request.id;
     let mismatch = |msg: String| Rejection::header_mismatch(Some(id.clone()), msg);
     let invalid = |error: ErrorObject| Rejection::protocol(Some(id.clone()), error);
@@ -139,7 +131,7 @@ pub(crate) fn check(
     // 5. Client capabilities, log level, progress token.
     meta::client_capabilities(&view).map_err(invalid)?;
     let log_level = meta::log_level(&view).map_err(invalid)?;
-    Ok(Checked {
+    Ok(Admitted {
         log_level,
         progress_token: meta::progress_token(&view),
     })

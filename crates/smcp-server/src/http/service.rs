@@ -33,9 +33,8 @@ use super::rejection::Rejection;
 use super::request::{Accepts, check_head, read_body};
 use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
 use super::streaming::{HandlerFuture, run_streaming};
-use crate::core::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext};
-use crate::core::dispatch::{self, Call, Dispatch};
-use crate::core::meta::meta_bytes;
+use crate::core::context::{EventSink, Principal};
+use crate::core::dispatch::{self, Admission, Call, Dispatch};
 use crate::core::reply::caught;
 use crate::core::server::Shared;
 
@@ -241,51 +240,26 @@ fn handle_request(
     }
 
     let cancel = CancellationToken::new();
-    // A handler can emit only progress (with a progress token) and log messages (with a log
-    // level, on a server that logs); without either, a client that accepts JSON gets JSON and
-    // no event channel is made.
-    let may_emit = checked.progress_token.is_some()
-        || (checked.log_level.is_some() && shared.features.logging);
-    let (events_tx, events_rx) = if accepts.sse && (may_emit || !accepts.json) {
-        let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
-        (Some(tx), Some(rx))
-    } else {
-        (None, None)
-    };
-    let IncomingRequest {
-        id,
-        method,
-        meta,
-        params,
-        mrtr_members,
-    } = request;
-    let ctx = RequestContext::new(ContextParts {
-        id: id.clone(),
-        method: method.clone(),
-        meta: MetaSource::Raw(
-            meta.as_deref()
-                .map_or_else(Bytes::new, |m| meta_bytes(body, m)),
-        ),
-        progress_token: checked.progress_token,
-        log_level: checked.log_level,
-        logging_enabled: shared.features.logging,
+    // Without progress or logs to send, a client that accepts JSON gets JSON and no event
+    // channel is made.
+    let (events_tx, events_rx) =
+        if accepts.sse && (checked.may_emit(shared.features.logging) || !accepts.json) {
+            let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+    let id = request.id.clone();
+    let admission = Admission {
+        admitted: checked,
         events: events_tx.clone().map(|tx| EventSink { tx, framing: SSE }),
         cancel: cancel.clone(),
         principal: parts.extensions.get::<Principal>().cloned(),
-        server: Some(crate::core::server::Server {
-            shared: shared.clone(),
-        }),
-    });
+    };
+    let mirror = HeaderMirror(&parts.headers);
     let dispatched = dispatch::dispatch(
         &shared,
-        Call {
-            method,
-            params,
-            mrtr_members,
-            ctx,
-            body: Some(body.clone()),
-            mirror: &HeaderMirror(&parts.headers),
-        },
+        Call::new(&shared, request, body, admission, &mirror),
     );
     match dispatched {
         Dispatch::Ready(outcome) => {

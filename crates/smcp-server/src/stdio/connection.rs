@@ -27,8 +27,8 @@ use super::lines::{Line, LineReader};
 use super::running::{Registration, Running};
 use super::writer::Output;
 use super::{Drained, NEWLINE, StdioOptions, listen};
-use crate::core::context::{ContextParts, EventSink, MetaSource, RequestContext};
-use crate::core::dispatch::{self, Call, Dispatch, ParamMirror};
+use crate::core::context::EventSink;
+use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::meta;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
@@ -324,45 +324,22 @@ impl Connection {
         };
         let shared = &self.shared;
         let cancel = CancellationToken::new();
-        let may_emit = admitted.progress_token.is_some()
-            || (admitted.log_level.is_some() && shared.features.logging);
-        let IncomingRequest {
-            id,
-            method,
-            meta,
-            params,
-            mrtr_members,
-        } = request;
-        let ctx = RequestContext::new(ContextParts {
-            id: id.clone(),
-            method: method.clone(),
-            meta: MetaSource::Raw(
-                meta.as_deref()
-                    .map_or_else(Bytes::new, |m| meta::meta_bytes(line, m)),
-            ),
-            progress_token: admitted.progress_token,
-            log_level: admitted.log_level,
-            logging_enabled: shared.features.logging,
-            events: may_emit.then(|| EventSink {
+        let events = admitted
+            .may_emit(shared.features.logging)
+            .then(|| EventSink {
                 tx: self.out.clone(),
                 framing: NEWLINE,
-            }),
+            });
+        let id = request.id.clone();
+        let admission = Admission {
+            admitted,
+            events,
             cancel: cancel.clone(),
             principal: self.options.principal.clone(),
-            server: Some(crate::core::server::Server {
-                shared: shared.clone(),
-            }),
-        });
+        };
         let dispatched = dispatch::dispatch(
             shared,
-            Call {
-                method,
-                params,
-                mrtr_members,
-                ctx,
-                body: Some(line.clone()),
-                mirror: &NoMirror,
-            },
+            Call::new(shared, request, line, admission, &NoMirror),
         );
         match dispatched {
             Dispatch::Ready(outcome) => self.finish(id, outcome),
