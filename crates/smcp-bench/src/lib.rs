@@ -1,4 +1,5 @@
-//! Benchmark harness for `smcpd`, the smcp MCP server (revision 2026-07-28, Streamable HTTP).
+//! Benchmark harness for `smcpd`, the smcp MCP server (revision 2026-07-28, Streamable HTTP and
+//! stdio).
 //!
 //! This is a harness, not a test: it measures and prints, and asserts nothing about speed.
 //!
@@ -16,6 +17,8 @@
 //! | `src/bin/bench-driver.rs` | starts the servers, runs interleaved rounds, prints the table |
 //! | `src/bin/bench-listen.rs` | N idle `subscriptions/listen` streams, one change: memory per stream, fan-out time (`scripts/bench listen`) |
 //! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
+//! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does, with no MCP |
+//! | `src/bin/bench-stdio.rs` | echo round trips over stdio with 1 and 16 in flight, `smcpd --stdio` against `stdio-baseline` (`scripts/bench stdio`) |
 //! | `scripts/bench` (workspace root) | builds the binaries and runs `bench-driver` |
 //!
 //! Dependencies: the library, `bench-baseline`, `smcp-load` and `bench-driver` need only
