@@ -67,7 +67,7 @@ pub use crate::core::{
 pub use crate::core::builder::ServerBuilder;
 pub use crate::core::completion::{CompletionHandler, CompletionRequest};
 pub use crate::core::context::{Framing, NotifyError, Principal, RequestContext};
-pub use crate::core::error::BuildError;
+pub use crate::core::error::{BuildError, SERVER_BUSY};
 pub use crate::core::extension::{Extension, Extensions, MethodSpec, Next, ToolRefused, ToolReply};
 pub use crate::core::handler::HandlerError;
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
@@ -76,9 +76,7 @@ pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resour
 pub use crate::core::server::{SUPPORTED_VERSIONS, Server};
 pub use crate::core::tools::{ToolBuilder, ToolCall, tool};
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
-pub use http::{
-    ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService, SERVER_BUSY, ServeOptions, serve,
-};
+pub use http::{ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService, ServeOptions, serve};
 pub use security::SecurityPolicy;
 pub use smcp_bus::{Change, ChangeBus, InProcessBus};
 /// The wire types (`smcp-proto`), re-exported so a server needs one dependency.

@@ -480,6 +480,9 @@ async fn caps_refuse_with_503_in_total_and_429_per_address() {
     assert_eq!(refused.status, 429);
     let reply = refused.into_error().await;
     reply.assert_error(429, SERVER_BUSY, Some(json!(3)));
+    // An application-defined code: outside the range JSON-RPC and MCP reserve (A3 item 41).
+    let code = reply.json()["error"]["code"].as_i64().unwrap();
+    assert!(!(-32768..=-32000).contains(&code), "{code}");
     assert_eq!(reply.json()["error"]["data"]["scope"], "address");
     assert!(reply.headers.contains_key("retry-after"));
 

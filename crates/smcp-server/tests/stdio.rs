@@ -19,7 +19,7 @@ use common::meta;
 use serde_json::{Value, json};
 use smcp_proto::content::TextResourceContents;
 use smcp_proto::server::tools::CallToolResult;
-use smcp_server::stdio::SERVER_BUSY;
+use smcp_server::SERVER_BUSY;
 use smcp_server::{
     Drained, HandlerError, LoggingLevel, Server, StdioOptions, mrtr, resource, serve_stream, tool,
 };

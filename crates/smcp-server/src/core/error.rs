@@ -1,4 +1,11 @@
-//! What building a server (or changing it at runtime) can fail with.
+//! What building a server (or changing it at runtime) can fail with, and the code of a
+//! request refused because the server is at a limit.
+
+/// JSON-RPC code of a request refused because a limit is reached: listen streams (over HTTP
+/// with 503 or 429), requests or subscriptions in flight on a stdio connection.
+/// Application-defined, so outside −32768…−32000, which JSON-RPC and MCP reserve (REQUIREMENTS
+/// A3 item 41); `error.data.limit` names the limit.
+pub const SERVER_BUSY: i64 = -31_000;
 
 /// A server could not be built from its configuration (bad tool definition, bad schema, …).
 #[derive(Debug, thiserror::Error)]

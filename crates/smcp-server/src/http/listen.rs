@@ -24,7 +24,8 @@
 //! * Caps: past [`ListenConfig::max_streams`](crate::ListenConfig::max_streams) (or after
 //!   shutdown) → 503 with `Retry-After`, past
 //!   [`ListenConfig::max_streams_per_address`](crate::ListenConfig::max_streams_per_address)
-//!   → 429; both with code [`SERVER_BUSY`].
+//!   → 429; both with code [`SERVER_BUSY`] (`error.data.scope` is `"server"` or
+//!   `"address"`).
 
 use std::fmt;
 use std::future::Future;
@@ -46,13 +47,9 @@ use super::body::McpBody;
 use super::rejection::Rejection;
 use super::response::{SSE, reject, sse_response};
 use super::serve::ConnectionInfo;
+use crate::core::error::SERVER_BUSY;
 use crate::core::listen::{self as protocol, Refusal, Slot};
 use crate::core::server::Shared;
-
-/// JSON-RPC code of a refusal because too many listen streams are open (implementation-defined
-/// server-error range). `error.data.limit` names the cap, `error.data.scope` is `"server"` or
-/// `"address"`.
-pub const SERVER_BUSY: i64 = -32000;
 
 /// The peer's IP address, from [`crate::serve`] or axum's `ConnectInfo`.
 fn peer_address(

@@ -33,7 +33,6 @@ pub mod tls;
 
 pub use body::McpBody;
 pub use endpoint::{Endpoint, EndpointBody};
-pub use listen::SERVER_BUSY;
 pub use serve::{ConnectionInfo, ServeOptions, serve};
 pub use service::McpService;
 

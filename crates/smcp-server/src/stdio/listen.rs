@@ -12,8 +12,9 @@ use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
 use tokio_util::sync::CancellationToken;
 
+use super::NEWLINE;
 use super::connection::Connection;
-use super::{NEWLINE, SERVER_BUSY};
+use crate::core::error::SERVER_BUSY;
 use crate::core::listen::{self as protocol, Refusal};
 use crate::core::reply::error_bytes;
 

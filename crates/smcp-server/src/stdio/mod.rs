@@ -41,7 +41,7 @@ pub struct StdioOptions {
     /// Longest line read, in bytes; a longer one is answered with −32600 and skipped.
     /// Default: the server's [`crate::Limits::max_body_bytes`].
     pub max_line_bytes: Option<usize>,
-    /// Requests running at once; one more is answered with [`SERVER_BUSY`] at once (the reader
+    /// Requests running at once; one more is answered with [`crate::SERVER_BUSY`] at once (the reader
     /// never stops, so that `notifications/cancelled` always gets through). Default 256.
     pub max_in_flight: usize,
     /// Open `subscriptions/listen` streams on this connection. Default 16.
@@ -99,11 +99,6 @@ impl StdioOptions {
         self
     }
 }
-
-/// JSON-RPC error code of a request refused because [`StdioOptions::max_in_flight`] requests
-/// (or [`StdioOptions::max_subscriptions`] subscriptions) are running. Application-defined,
-/// outside the range JSON-RPC and MCP reserve; `data.limit` names the limit.
-pub const SERVER_BUSY: i64 = -31_000;
 
 /// How serving ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,8 @@ use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 use tokio_util::sync::CancellationToken;
 
-use super::{SERVER_BUSY, StdioOptions};
+use super::StdioOptions;
+use crate::core::error::SERVER_BUSY;
 
 /// The requests and subscriptions in flight, by id: their cancellation tokens.
 #[derive(Debug, Default)]
