@@ -108,15 +108,23 @@ async fn smcp_client_against_smcpd_over_stdio() {
     );
     drop(sub);
 
-    // A call that outlives its caller is cancelled on the server; the connection goes on.
+    // A call dropped by its caller once the server is working on it (its first progress
+    // notification has arrived) is cancelled on the server; the connection goes on.
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let started_tx = Mutex::new(Some(started_tx));
     let slow = client
         .tool_call("count")
-        .arguments(json!({"to": 1000, "delay_ms": 10}));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), slow.send())
-            .await
-            .is_err()
-    );
+        .arguments(json!({"to": 1000, "delay_ms": 10}))
+        .on_progress(move |_| {
+            if let Some(tx) = started_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+        })
+        .send();
+    tokio::select! {
+        done = slow => panic!("the slow call finished: {done:?}"),
+        _ = started => {}
+    }
     let r = client
         .call_tool("echo", json!({"text": "still here"}))
         .await

@@ -64,37 +64,76 @@ impl UriTemplate {
     }
 
     /// The variables of `uri` when it matches, else `None`.
+    ///
+    /// Linear in the length of `uri` for each part of the template (no backtracking, so a URI
+    /// crafted against adjacent variables cannot make it slow), and URIs longer than
+    /// [`MAX_MATCHED_URI`] bytes never match (the work and memory stay bounded). When a URI
+    /// matches in more than one way, each variable takes the shortest value that lets the
+    /// rest match.
     pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let n = uri.len();
+        if n > MAX_MATCHED_URI {
+            return None;
+        }
+        let bytes = uri.as_bytes();
+        // stop[p]: where a simple `{var}` starting at p must end at the latest (the next
+        // `/`, `?` or `#`, or the end).
+        let mut stop = vec![n; n + 1];
+        for p in (0..n).rev() {
+            stop[p] = if matches!(bytes[p], b'/' | b'?' | b'#') {
+                p
+            } else {
+                stop[p + 1]
+            };
+        }
+        // from[i][p]: parts[i..] match the URI from position p to its end. Filled from the
+        // last part back, each row from the one after it.
+        let k = self.parts.len();
+        let mut from = vec![vec![false; n + 1]; k + 1];
+        from[k][n] = true;
+        for (i, part) in self.parts.iter().enumerate().rev() {
+            let (head, tail) = from.split_at_mut(i + 1);
+            let (here, next) = (&mut head[i], &tail[0]);
+            // The smallest q > p with next[q], kept as p walks down.
+            let mut nearest = None;
+            for p in (0..=n).rev() {
+                here[p] = uri.is_char_boundary(p)
+                    && match part {
+                        Part::Literal(lit) => {
+                            uri[p..].starts_with(lit.as_str()) && next[p + lit.len()]
+                        }
+                        Part::Var { reserved, .. } => {
+                            let limit = if *reserved { n } else { stop[p] };
+                            nearest.is_some_and(|q| q <= limit)
+                        }
+                    };
+                if next[p] {
+                    nearest = Some(p);
+                }
+            }
+        }
+        if !from[0][0] {
+            return None;
+        }
         let mut vars = BTreeMap::new();
-        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+        let mut p = 0;
+        for (i, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(lit) => p += lit.len(),
+                Part::Var { name, .. } => {
+                    // The shortest value: the first end from which the rest matches.
+                    let end = (p + 1..=n).find(|&q| from[i + 1][q])?;
+                    vars.insert(name.clone(), uri[p..end].to_owned());
+                    p = end;
+                }
+            }
+        }
+        Some(vars)
     }
 }
 
-fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return input.is_empty();
-    };
-    match first {
-        Part::Literal(lit) => input
-            .strip_prefix(lit.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, vars)),
-        Part::Var { name, reserved } => {
-            // Try the shortest value first so a following literal anchors the match.
-            let limit = if *reserved {
-                input.len()
-            } else {
-                input.find(['/', '?', '#']).unwrap_or(input.len())
-            };
-            for end in (1..=limit).filter(|&i| input.is_char_boundary(i)) {
-                if match_parts(rest, &input[end..], vars) {
-                    vars.insert(name.clone(), input[..end].to_owned());
-                    return true;
-                }
-            }
-            false
-        }
-    }
-}
+/// The longest URI matched against a template, in bytes.
+pub(crate) const MAX_MATCHED_URI: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -108,6 +147,43 @@ mod tests {
         assert!(t.matches("test://template//data").is_none());
         let t = UriTemplate::parse("file:///{+path}").unwrap();
         assert_eq!(t.matches("file:///a/b.txt").unwrap()["path"], "a/b.txt");
+    }
+
+    #[test]
+    fn each_variable_takes_the_shortest_value_that_lets_the_rest_match() {
+        let t = UriTemplate::parse("x://{+a}/{+b}").unwrap();
+        let v = t.matches("x://1/2/3").unwrap();
+        assert_eq!((v["a"].as_str(), v["b"].as_str()), ("1", "2/3"));
+        let t = UriTemplate::parse("x://{a}-{b}.txt").unwrap();
+        let v = t.matches("x://a-b-c.txt").unwrap();
+        assert_eq!((v["a"].as_str(), v["b"].as_str()), ("a", "b-c"));
+        let t = UriTemplate::parse("x://é{a}ü/{+rest}").unwrap();
+        let v = t.matches("x://éçüü/ä/ö").unwrap();
+        assert_eq!((v["a"].as_str(), v["rest"].as_str()), ("çü", "ä/ö"));
+        assert!(t.matches("x://éü/x").is_none(), "a variable is never empty");
+        assert!(t.matches("x://é").is_none());
+        assert!(
+            UriTemplate::parse("x://{a}")
+                .unwrap()
+                .matches("x://")
+                .is_none()
+        );
+    }
+
+    /// Adjacent variables separated by one repeated literal, against a URI of that literal
+    /// that does not match at the end: a backtracking matcher tries every split (O(n^k)); this
+    /// one reads each position once per part.
+    #[test]
+    fn crafted_uris_do_not_backtrack() {
+        let t = UriTemplate::parse("x://{+a}-{+b}-{+c}-{+d}-{+e}-{+f}.end").unwrap();
+        let uri = format!("x://{}", "-a".repeat(20_000));
+        assert!(t.matches(&uri).is_none());
+        let uri = format!("x://{}.end", "a-".repeat(20_000) + "a");
+        let v = t.matches(&uri).unwrap();
+        assert_eq!(v["a"], "a");
+        assert_eq!(v["f"].len(), 20_000 * 2 + 1 - 10);
+        let too_long = format!("x://{}.end", "a-".repeat(MAX_MATCHED_URI / 2) + "a");
+        assert!(t.matches(&too_long).is_none());
     }
 
     #[test]
