@@ -29,7 +29,9 @@ impl SchemaValidator {
     }
 
     /// Validates `instance`; on failure returns one line per problem (at most five), each
-    /// naming the JSON pointer of the offending member.
+    /// naming the JSON pointer of the offending member. The lines never quote the values
+    /// (they reach the model, and an argument may be a secret or a `data:` payload): "the
+    /// value" stands in for them.
     pub(crate) fn validate(&self, instance: &Value) -> Result<(), Vec<String>> {
         if self.validator.is_valid(instance) {
             return Ok(());
@@ -45,7 +47,7 @@ impl SchemaValidator {
                 } else {
                     path
                 };
-                format!("{at}: {e}")
+                format!("{at}: {}", e.masked_with("the value"))
             })
             .collect();
         Err(problems)
@@ -70,6 +72,42 @@ mod tests {
         assert!(errs[0].starts_with("/a:"), "{errs:?}");
         let errs = v.validate(&json!({})).unwrap_err();
         assert!(errs[0].contains("\"a\""), "{errs:?}");
+    }
+
+    /// No keyword's message quotes the argument it rejects.
+    #[test]
+    fn messages_never_quote_the_value() {
+        let secret = "data:text/plain;base64,U0VDUkVUU0VDUkVUU0VDUkVU";
+        let v = SchemaValidator::compile(&json!({
+            "type": "object",
+            "properties": {
+                "long": {"type": "string", "maxLength": 5},
+                "pattern": {"type": "string", "pattern": "^mcp-file://"},
+                "enum": {"enum": ["a", "b"]},
+                "const": {"const": "a"},
+                "type": {"type": "integer"},
+                "not": {"not": {"type": "string"}},
+                "any": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+                "one": {"oneOf": [{"type": "integer"}, {"type": "boolean"}]},
+                "items": {"type": "array", "items": {"type": "integer"}}
+            }
+        }))
+        .unwrap();
+        for member in [
+            "long", "pattern", "enum", "const", "type", "not", "any", "one", "items",
+        ] {
+            let value = if member == "items" {
+                json!([secret])
+            } else {
+                json!(secret)
+            };
+            let errs = v.validate(&json!({ member: value })).unwrap_err();
+            assert!(!errs.is_empty(), "{member}");
+            for e in &errs {
+                assert!(e.starts_with(&format!("/{member}")), "{member}: {e}");
+                assert!(!e.contains("U0VDUkVU"), "{member} quotes the value: {e}");
+            }
+        }
     }
 
     #[test]
