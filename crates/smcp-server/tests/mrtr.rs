@@ -16,7 +16,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use common::*;
 use serde_json::{Value, json};
-use smcp_proto::server::tools::CallToolResult;
+use smcp_proto::server::tools::{CallToolResult, ToolAnnotations};
 use smcp_server::mrtr::{self, Key, KeyRing, MemoryReplayGuard, MrtrConfig};
 use smcp_server::{HandlerError, McpService, Server, ServerBuilder, tool};
 
@@ -103,6 +103,20 @@ fn tools(builder: ServerBuilder, effects: &Effects) -> ServerBuilder {
             call.input.set_state(&"x".repeat(10_000))?;
             call.input.ask(mrtr::list_roots("roots"))?;
             Ok::<_, HandlerError>(CallToolResult::text("never"))
+        }))
+        .tool(tool("two_steps").handler({
+            let effects = effects.clone();
+            move |call| {
+                let effects = effects.clone();
+                async move {
+                    call.input
+                        .ask(mrtr::elicit_form("confirm", "Sure?", confirm_form()))?;
+                    call.input
+                        .ask(mrtr::elicit_form("really", "Really sure?", confirm_form()))?;
+                    effects.0.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, HandlerError>(CallToolResult::text("done"))
+                }
+            }
         }))
         .tool(tool("once").single_use_state().handler(move |call| {
             let effects = e2.clone();
@@ -373,16 +387,18 @@ async fn wrong_shapes_of_input_responses_and_state() {
             "{bad}"
         );
     }
-    // Unknown extra answers are ignored.
+    // Unknown extra answers are ignored (beside the ones the state shows were asked for).
+    let asked = call(&svc, &tool_call(json!(10), "delete", json!({}), json!({}))).await;
+    let state = asked.json()["result"]["requestState"].clone();
     let mut answers = yes();
     answers["unknown"] = json!({"action": "accept", "content": {"x": 1}});
     let reply = call(
         &svc,
         &tool_call(
-            json!(10),
+            json!(11),
             "delete",
             json!({}),
-            json!({"inputResponses": answers}),
+            json!({"inputResponses": answers, "requestState": state}),
         ),
     )
     .await;
@@ -486,6 +502,103 @@ async fn single_use_state_runs_the_effect_once() {
     );
     assert_state_error(&call(&svc, &again).await, json!(3), "replayed");
     assert_eq!(effects.get(), 1);
+}
+
+/// Answers count only when the sealed state shows the server asked for them: sent in a first
+/// request, or for a question of a later round, they cannot skip the user's confirmation.
+#[tokio::test]
+async fn unsolicited_answers_are_never_taken() {
+    let clock = TestClock::new();
+    let effects = Effects::default();
+    let svc = server(clock.config(ring("k1", 1)), &effects);
+    let first = tool_call(
+        json!(1),
+        "delete",
+        json!({}),
+        json!({"inputResponses": yes()}),
+    );
+    let reply = call(&svc, &first).await.json();
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
+    assert_eq!(
+        effects.get(),
+        0,
+        "an answer nobody asked for ran the effect"
+    );
+
+    // Two questions in two rounds; the second answer sent early, with the first round's
+    // state, is not taken: the state shows only the first question was asked.
+    let r1 = round_one(&svc, "two_steps", json!({})).await;
+    let mut both = yes();
+    both["really"] = json!({"action": "accept", "content": {"ok": true}});
+    let early = tool_call(
+        json!(2),
+        "two_steps",
+        json!({}),
+        json!({"inputResponses": both, "requestState": r1["requestState"]}),
+    );
+    let reply = call(&svc, &early).await.json();
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "input_required", "{reply}");
+    assert!(result["inputRequests"]["really"].is_object(), "{reply}");
+    assert_eq!(effects.get(), 0);
+    // Answered when asked: done.
+    let last = tool_call(
+        json!(3),
+        "two_steps",
+        json!({}),
+        json!({"inputResponses": {"really": {"action": "accept", "content": {"ok": true}}},
+            "requestState": result["requestState"]}),
+    );
+    let reply = call(&svc, &last).await.json();
+    assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
+    assert_eq!(effects.get(), 1);
+}
+
+/// A tool annotated destructive gets single-use state without asking for it (and without a
+/// replay guard configured); `reusable_state()` opts out.
+#[tokio::test]
+async fn destructive_tools_have_single_use_state_by_default() {
+    let effects = Effects::default();
+    let build = |reusable: bool| {
+        let e = effects.clone();
+        let mut t = tool("wipe")
+            .annotations(ToolAnnotations::new().destructive(true))
+            .handler(move |call| {
+                let effects = e.clone();
+                async move {
+                    call.input
+                        .ask(mrtr::elicit_form("confirm", "Wipe?", confirm_form()))?;
+                    effects.0.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, HandlerError>(CallToolResult::text("wiped"))
+                }
+            });
+        if reusable {
+            t = t.reusable_state();
+        }
+        Server::builder("m", "1").tool(t).build().unwrap().service()
+    };
+    for (reusable, runs) in [(false, 1), (true, 2)] {
+        let svc = build(reusable);
+        let before = effects.get();
+        let r1 = round_one(&svc, "wipe", json!({})).await;
+        let retry = tool_call(
+            json!(2),
+            "wipe",
+            json!({}),
+            json!({"inputResponses": yes(), "requestState": r1["requestState"]}),
+        );
+        assert_eq!(
+            call(&svc, &retry).await.json()["result"]["content"][0]["text"],
+            "wiped"
+        );
+        let again = call(&svc, &retry).await;
+        if reusable {
+            assert_eq!(again.json()["result"]["content"][0]["text"], "wiped");
+        } else {
+            assert_state_error(&again, json!(2), "replayed");
+        }
+        assert_eq!(effects.get() - before, runs, "reusable: {reusable}");
+    }
 }
 
 #[tokio::test]

@@ -235,10 +235,16 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                             .ctx
                             .log(LoggingLevel::Debug, Some("count"), json!({"step": i}))
                             .await;
-                        call.ctx
+                        if let Err(e) = call
+                            .ctx
                             .progress(f64::from(i), Some(f64::from(args.to)), None)
                             .await
-                            .map_err(|e| HandlerError::failed(e.to_string()))?;
+                        {
+                            if call.ctx.is_cancelled() {
+                                tracing::info!(step = i, "count cancelled by the client");
+                            }
+                            return Err(HandlerError::failed(e.to_string()));
+                        }
                     }
                     Ok(CallToolResult::text(format!("counted to {}", args.to)))
                 }),

@@ -12,7 +12,7 @@ use super::completion::CompletionHandler;
 use super::error::BuildError;
 use super::extension::Extension;
 use super::listen::registry::ListenRegistry;
-use super::mrtr::{KeyRing, MrtrConfig, ReplayGuard};
+use super::mrtr::{DEFAULT_REPLAY_CAPACITY, KeyRing, MemoryReplayGuard, MrtrConfig, ReplayGuard};
 use super::prompts::PromptBuilder;
 use super::reply::ServerMeta;
 use super::resources::ResourceBuilder;
@@ -241,7 +241,11 @@ impl ServerBuilder {
         self
     }
 
-    /// The guard that makes `requestState` single-use for tools that ask for it.
+    /// The guard that makes `requestState` single-use for the tools that need it (annotated
+    /// destructive, or built with `single_use_state()`). Default: a
+    /// [`MemoryReplayGuard`](crate::mrtr::MemoryReplayGuard) of
+    /// [`DEFAULT_REPLAY_CAPACITY`](crate::mrtr::DEFAULT_REPLAY_CAPACITY) ids, which guards this instance only; instances that share
+    /// state keys need a shared guard here.
     #[must_use]
     pub fn replay_guard(mut self, guard: impl ReplayGuard) -> Self {
         self.replay = Some(Arc::new(guard));
@@ -279,9 +283,6 @@ impl ServerBuilder {
         for t in self.tools {
             let mut entry = t.build()?;
             super::extension::register_tool(&extensions, &mut entry)?;
-            if entry.single_use_state && self.replay.is_none() {
-                return Err(BuildError::MissingReplayGuard(entry.name().to_owned()));
-            }
             catalog.add_tool(entry)?;
         }
         for r in self.resources {
@@ -313,8 +314,13 @@ impl ServerBuilder {
                 cache: self.cache,
                 catalog: RwLock::new(Arc::new(catalog)),
                 completion: self.completion,
+                replay: self.replay.unwrap_or_else(|| {
+                    Arc::new(MemoryReplayGuard::with_clock(
+                        DEFAULT_REPLAY_CAPACITY,
+                        mrtr.clock.clone(),
+                    )) as Arc<dyn ReplayGuard>
+                }),
                 mrtr,
-                replay: self.replay,
                 bus: self
                     .bus
                     .unwrap_or_else(|| Arc::new(InProcessBus::new()) as Arc<dyn ChangeBus>),

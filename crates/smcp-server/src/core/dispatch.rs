@@ -358,12 +358,7 @@ async fn check_single_use(shared: &Shared, input: &Input) -> Result<(), ErrorObj
     let (Some(id), Some(expiry)) = (input.state_id(), input.state_expiry()) else {
         return Ok(());
     };
-    let Some(guard) = &shared.replay else {
-        return Err(ErrorObject::internal(
-            "single-use state without a replay guard",
-        ));
-    };
-    if guard.first_use(id, expiry).await {
+    if shared.replay.first_use(id, expiry).await {
         Ok(())
     } else {
         Err(super::mrtr::state_error(super::mrtr::StateError::Replayed))

@@ -75,9 +75,6 @@ pub enum BuildError {
     /// The `requestState` key ring could not be set up.
     #[error("requestState keys: {0}")]
     Key(#[from] crate::core::keys::KeyError),
-    /// A tool demands single-use state but the server has no replay guard.
-    #[error("tool {0:?} uses single_use_state() but the server has no replay_guard()")]
-    MissingReplayGuard(String),
     /// A URI template could not be parsed.
     #[error("invalid URI template {template:?}: {reason}")]
     InvalidUriTemplate {

@@ -43,7 +43,7 @@ pub(crate) struct Shared {
     pub(crate) catalog: RwLock<Arc<Catalog>>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) mrtr: MrtrConfig,
-    pub(crate) replay: Option<Arc<dyn ReplayGuard>>,
+    pub(crate) replay: Arc<dyn ReplayGuard>,
     /// Where runtime changes are published and where listen streams subscribe.
     pub(crate) bus: Arc<dyn ChangeBus>,
     /// Open listen streams of this instance: caps and shutdown.

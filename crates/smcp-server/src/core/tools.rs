@@ -110,7 +110,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         input_schema: None,
         output_schema: None,
         required_capabilities: Vec::new(),
-        single_use_state: false,
+        single_use_state: None,
         handler: None,
     }
 }
@@ -121,7 +121,7 @@ pub struct ToolBuilder {
     input_schema: Option<Value>,
     output_schema: Option<Value>,
     required_capabilities: Vec<String>,
-    single_use_state: bool,
+    single_use_state: Option<bool>,
     handler: Option<Arc<dyn ToolHandler>>,
 }
 
@@ -194,11 +194,20 @@ impl ToolBuilder {
     }
 
     /// Every `requestState` this tool receives may be used once only: a second retry with
-    /// the same state is refused (−32602) before the handler runs. Needs a
-    /// [`crate::mrtr::ReplayGuard`] on the server.
+    /// the same state is refused (−32602) before the handler runs, checked by the server's
+    /// [`crate::mrtr::ReplayGuard`]. The default for a tool annotated destructive
+    /// (`destructiveHint: true`, not read-only); [`Self::reusable_state`] opts out.
     #[must_use]
     pub fn single_use_state(mut self) -> Self {
-        self.single_use_state = true;
+        self.single_use_state = Some(true);
+        self
+    }
+
+    /// Lets a retry's `requestState` be presented more than once, also for a tool annotated
+    /// destructive (its handler must then tolerate running its effect again).
+    #[must_use]
+    pub fn reusable_state(mut self) -> Self {
+        self.single_use_state = Some(false);
         self
     }
 
@@ -278,12 +287,17 @@ impl ToolBuilder {
                 });
             }
         };
+        let single_use_state = self.single_use_state.unwrap_or_else(|| {
+            tool.annotations
+                .as_ref()
+                .is_some_and(|a| a.destructive_hint == Some(true) && a.read_only_hint != Some(true))
+        });
         Ok(ToolEntry {
             tool,
             validator,
             header_params,
             required_capabilities: self.required_capabilities,
-            single_use_state: self.single_use_state,
+            single_use_state,
             handler,
             data: ToolData::new(),
         })

@@ -244,8 +244,16 @@ impl Input {
         missing: &mut Vec<(String, InputRequest)>,
     ) -> Result<Option<A::Output>, HandlerError> {
         let key = ask.key();
+        // An answer counts only if the sealed state proves this server asked for it on the
+        // previous round: answers sent unasked (in a first request, or for another question)
+        // cannot skip the user's confirmation.
+        let asked = self
+            .shared
+            .prior
+            .as_ref()
+            .is_some_and(|p| p.asked.iter().any(|k| k == key));
         let candidates = [
-            self.shared.responses.get(key),
+            self.shared.responses.get(key).filter(|_| asked),
             self.shared.prior.as_ref().and_then(|p| p.answers.get(key)),
         ];
         for response in candidates.into_iter().flatten() {
@@ -329,7 +337,9 @@ impl Input {
         let id = crate::core::keys::random_hex::<16>()
             .map_err(|e| ErrorObject::internal(e.to_string()))?;
         let ttl_ms = u64::try_from(config.state_ttl.as_millis()).unwrap_or(u64::MAX);
+        let asked = ir.requests.iter().map(|(key, _)| key.clone()).collect();
         let envelope = Envelope {
+            asked,
             method: binding.method.to_owned(),
             digest: binding.salient.digest(binding.method),
             principal: binding.principal.clone(),

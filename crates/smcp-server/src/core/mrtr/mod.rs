@@ -50,7 +50,7 @@ pub use ask::{
 pub use input::Input;
 pub(crate) use input::state_error;
 pub(crate) use input::{Binding, Salient};
-pub use replay::{MemoryReplayGuard, ReplayGuard};
+pub use replay::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, ReplayGuard};
 pub use seal::StateError;
 
 use crate::core::handler::HandlerError;

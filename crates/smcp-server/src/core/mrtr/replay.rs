@@ -11,6 +11,10 @@ use std::time::SystemTime;
 use crate::core::keys::{Clock, system_clock};
 use crate::core::tools::BoxFuture;
 
+/// State ids the server's default guard remembers (each until its state expires); past that,
+/// single-use retries are refused (fail closed) until older ids expire.
+pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
+
 /// Remembers which state ids were used. Shared by every instance that may see a retry, so
 /// a multi-instance deployment needs a shared store behind this trait (e.g. Redis `SET NX`).
 pub trait ReplayGuard: Send + Sync + 'static {

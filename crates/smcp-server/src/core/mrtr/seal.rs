@@ -40,6 +40,10 @@ pub(crate) struct Envelope {
     /// Random id of this state, for single-use enforcement.
     #[serde(rename = "j")]
     pub(crate) id: String,
+    /// The input keys this state's `InputRequiredResult` asked for: the only `inputResponses`
+    /// the next round accepts (an answer nobody asked for is never taken).
+    #[serde(rename = "q", default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) asked: Vec<String>,
     /// Answers the handler consumed in earlier rounds, by input key.
     #[serde(rename = "a", default, skip_serializing_if = "Map::is_empty")]
     pub(crate) answers: Map<String, Value>,
@@ -108,6 +112,7 @@ mod tests {
             expires_ms: 1,
             round: 1,
             id: "j".into(),
+            asked: vec!["confirm".into()],
             answers: Map::new(),
             state: Some(serde_json::json!({"step": 1})),
         }
