@@ -104,7 +104,7 @@ fn tools(builder: ServerBuilder, effects: &Effects) -> ServerBuilder {
             call.input.ask(mrtr::list_roots("roots"))?;
             Ok::<_, HandlerError>(CallToolResult::text("never"))
         }))
-        .tool(tool("two_steps").handler({
+        .tool(tool("two_steps").single_use_state().handler({
             let effects = effects.clone();
             move |call| {
                 let effects = effects.clone();
@@ -504,26 +504,30 @@ async fn single_use_state_runs_the_effect_once() {
     assert_eq!(effects.get(), 1);
 }
 
-/// Answers count only when the sealed state shows the server asked for them: sent in a first
-/// request, or for a question of a later round, they cannot skip the user's confirmation.
+/// For a tool with single-use state (destructive by default), answers count only when the
+/// sealed state shows the server asked for them: sent in a first request, or for a question of
+/// a later round, they cannot skip the user's confirmation. Other tools take a well-formed
+/// answer when it comes, as the official suite's `input-required-result-ignore-extra-params`
+/// expects.
 #[tokio::test]
-async fn unsolicited_answers_are_never_taken() {
+async fn unsolicited_answers_never_skip_a_confirmation() {
     let clock = TestClock::new();
     let effects = Effects::default();
     let svc = server(clock.config(ring("k1", 1)), &effects);
-    let first = tool_call(
-        json!(1),
-        "delete",
-        json!({}),
-        json!({"inputResponses": yes()}),
-    );
-    let reply = call(&svc, &first).await.json();
+    let first = |tool: &str| tool_call(json!(1), tool, json!({}), json!({"inputResponses": yes()}));
+    let reply = call(&svc, &first("once")).await.json();
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
     assert_eq!(
         effects.get(),
         0,
         "an answer nobody asked for ran the effect"
     );
+    let reply = call(&svc, &first("delete")).await.json();
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "deleted: true",
+        "{reply}"
+    );
+    assert_eq!(effects.get(), 1);
 
     // Two questions in two rounds; the second answer sent early, with the first round's
     // state, is not taken: the state shows only the first question was asked.
@@ -540,7 +544,7 @@ async fn unsolicited_answers_are_never_taken() {
     let result = &reply["result"];
     assert_eq!(result["resultType"], "input_required", "{reply}");
     assert!(result["inputRequests"]["really"].is_object(), "{reply}");
-    assert_eq!(effects.get(), 0);
+    assert_eq!(effects.get(), 1);
     // Answered when asked: done.
     let last = tool_call(
         json!(3),
@@ -551,7 +555,7 @@ async fn unsolicited_answers_are_never_taken() {
     );
     let reply = call(&svc, &last).await.json();
     assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
-    assert_eq!(effects.get(), 1);
+    assert_eq!(effects.get(), 2);
 }
 
 /// A tool annotated destructive gets single-use state without asking for it (and without a

@@ -337,6 +337,7 @@ fn mrtr_input(
     salient: Salient,
     responses: Option<InputResponses>,
     request_state: Option<String>,
+    asked_only: bool,
 ) -> Result<(Binding, Input), ErrorObject> {
     let binding = Binding {
         method,
@@ -348,6 +349,7 @@ fn mrtr_input(
         &binding,
         responses,
         request_state,
+        asked_only,
         ctx.clone(),
     )?;
     Ok((binding, input))
@@ -407,6 +409,7 @@ fn call_tool(
         salient,
         input_responses,
         request_state,
+        tool.single_use_state,
     ) {
         Ok(prepared) => prepared,
         Err(e) => return Dispatch::Ready(Err(e)),
@@ -485,6 +488,7 @@ fn read_resource(
         Salient::resource(&uri),
         input_responses,
         request_state,
+        false,
     ) {
         Ok(prepared) => prepared,
         Err(e) => return Dispatch::Ready(Err(e)),
@@ -549,6 +553,7 @@ fn get_prompt(
         Salient::prompt(&name, &arguments),
         input_responses,
         request_state,
+        false,
     ) {
         Ok(prepared) => prepared,
         Err(e) => return Dispatch::Ready(Err(e)),

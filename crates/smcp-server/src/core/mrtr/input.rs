@@ -34,6 +34,9 @@ struct Shared {
     ctx: RequestContext,
     /// This request's `inputResponses`.
     responses: Map<String, Value>,
+    /// Take an answer only for a key the verified state shows was asked (tools with
+    /// single-use state: a confirmation must not be skippable).
+    asked_only: bool,
     /// The verified state of the previous round, if the request carried one.
     prior: Option<Envelope>,
     /// Answers consumed during this run (to carry into the next round).
@@ -152,6 +155,7 @@ impl Input {
         binding: &Binding,
         responses: Option<InputResponses>,
         request_state: Option<String>,
+        asked_only: bool,
         ctx: RequestContext,
     ) -> Result<Self, ErrorObject> {
         let responses = responses.map(|r| r.0).unwrap_or_default();
@@ -178,6 +182,7 @@ impl Input {
             shared: Arc::new(Shared {
                 ctx,
                 responses,
+                asked_only,
                 prior,
                 consumed: Mutex::new(Map::new()),
                 next_state: Mutex::new(None),
@@ -244,14 +249,16 @@ impl Input {
         missing: &mut Vec<(String, InputRequest)>,
     ) -> Result<Option<A::Output>, HandlerError> {
         let key = ask.key();
-        // An answer counts only if the sealed state proves this server asked for it on the
-        // previous round: answers sent unasked (in a first request, or for another question)
-        // cannot skip the user's confirmation.
-        let asked = self
-            .shared
-            .prior
-            .as_ref()
-            .is_some_and(|p| p.asked.iter().any(|k| k == key));
+        // Where a confirmation must not be skippable, an answer counts only if the sealed
+        // state proves this server asked for it on the previous round: not one sent in a
+        // first request, nor one for a question of a later round. Elsewhere a well-formed
+        // answer is taken when it comes (the spec's SHOULD on information the server can use).
+        let asked = !self.shared.asked_only
+            || self
+                .shared
+                .prior
+                .as_ref()
+                .is_some_and(|p| p.asked.iter().any(|k| k == key));
         let candidates = [
             self.shared.responses.get(key).filter(|_| asked),
             self.shared.prior.as_ref().and_then(|p| p.answers.get(key)),
