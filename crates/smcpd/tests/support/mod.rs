@@ -1,0 +1,120 @@
+//! What the real-binary tests share: `smcpd` on port 0 and raw HTTP/1.1 requests.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A running `smcpd`, stopped (SIGKILL) when dropped unless `stop` ran.
+pub(crate) struct Smcpd {
+    /// The process.
+    pub(crate) child: Child,
+    /// Where it listens.
+    pub(crate) addr: SocketAddr,
+}
+
+impl Smcpd {
+    pub(crate) fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    pub(crate) fn start_with(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--log",
+                "smcpd=info,smcp_server=info",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("smcpd starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .or_else(|| line.trim().strip_prefix("listening on https://"))
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        let addr = url.trim_end_matches("/mcp").parse().unwrap();
+        Self { child, addr }
+    }
+
+    /// Stops the server with SIGTERM and returns its exit status and stderr.
+    pub(crate) fn stop(mut self) -> (std::process::ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (status, err)
+    }
+}
+
+pub(crate) fn request_bytes(body: &Value, extra: &[(&str, &str)]) -> Vec<u8> {
+    let method = body["method"].as_str().unwrap();
+    let text = body.to_string();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\nContent-Length: {}\r\n",
+        text.len()
+    );
+    if let Some(name) = body["params"]["name"].as_str() {
+        head.push_str(&format!("Mcp-Name: {name}\r\n"));
+    }
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes
+}
+
+pub(crate) fn mcp(id: Value, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Sends one request on a fresh connection and reads the whole response (Connection: close).
+pub(crate) async fn roundtrip(addr: SocketAddr, raw: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut raw = raw.to_vec();
+    // Ask the server to close after the response so read_to_end terminates.
+    let pos = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    raw.splice(pos + 2..pos + 2, b"Connection: close\r\n".iter().copied());
+    stream.write_all(&raw).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut out))
+        .await
+        .expect("response in time")
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+impl Drop for Smcpd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
