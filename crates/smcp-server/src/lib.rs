@@ -55,6 +55,7 @@
 
 pub mod config;
 pub mod core;
+mod drain;
 pub mod http;
 pub mod security;
 #[cfg(feature = "stdio")]
@@ -76,7 +77,11 @@ pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resour
 pub use crate::core::server::{SUPPORTED_VERSIONS, Server};
 pub use crate::core::tools::{ToolBuilder, ToolCall, tool};
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
-pub use http::{ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService, ServeOptions, serve};
+pub use drain::Drained;
+pub use http::{
+    BodyTimedOut, BodyTimeouts, ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService,
+    RequestBody, ServeOptions, serve,
+};
 pub use security::SecurityPolicy;
 pub use smcp_bus::{Change, ChangeBus, InProcessBus};
 /// The wire types (`smcp-proto`), re-exported so a server needs one dependency.
@@ -84,4 +89,4 @@ pub use smcp_proto as proto;
 pub use smcp_proto::basic::LoggingLevel;
 pub use smcp_proto::server::utilities::completion::Completion;
 #[cfg(feature = "stdio")]
-pub use stdio::{Drained, StdioOptions, serve_stdio, serve_stream};
+pub use stdio::{StdioOptions, serve_stdio, serve_stream};

@@ -21,7 +21,7 @@ struct Running {
     server: Server,
     bus: Arc<InProcessBus>,
     stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<std::io::Result<()>>,
+    task: JoinHandle<std::io::Result<smcp_server::Drained>>,
 }
 
 async fn start(config: ListenConfig) -> Running {
@@ -162,11 +162,13 @@ async fn serve_shutdown_sends_each_listen_result_and_closes() {
             id
         );
     }
-    tokio::time::timeout(Duration::from_secs(5), running.task)
+    let drained = tokio::time::timeout(Duration::from_secs(5), running.task)
         .await
         .expect("serve returns once the streams ended")
         .unwrap()
         .unwrap();
+    // Listen streams end with their result: nothing was cut.
+    assert_eq!(drained, smcp_server::Drained::Complete);
     assert_eq!(running.server.open_listen_streams(), 0);
     assert_eq!(running.bus.subscribers(), 0);
 }

@@ -26,13 +26,13 @@ use tokio::sync::oneshot;
 struct Running {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    task: tokio::task::JoinHandle<std::io::Result<smcp_server::Drained>>,
 }
 
 impl Running {
     async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
-        self.task.await.unwrap().unwrap();
+        assert!(self.task.await.unwrap().unwrap().is_complete());
     }
 }
 

@@ -34,3 +34,40 @@ pub fn generate_key() -> Result<String, smcp_server::KeyError> {
     let id = format!("k{}", smcp_server::keys::random_hex::<4>()?);
     Ok(smcp_server::Key::generate(id)?.to_spec())
 }
+
+/// A duration flag: a whole number of seconds (`10`), or with a unit: `ms`, `s`, `m`
+/// (`500ms`, `30s`, `2m`).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("expected a duration such as 30s or 500ms, got {text:?}"))?;
+    let duration = match unit {
+        "" | "s" => std::time::Duration::from_secs(number),
+        "ms" => std::time::Duration::from_millis(number),
+        "m" => std::time::Duration::from_secs(number.saturating_mul(60)),
+        _ => return Err(format!("unknown unit {unit:?} in {text:?}: use ms, s or m")),
+    };
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_seconds_or_a_unit() {
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+    }
+}

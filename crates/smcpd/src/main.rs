@@ -48,6 +48,9 @@ struct Args {
     /// Most connections served at once.
     #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_connections)]
     max_connections: usize,
+    /// Deadlines for slow or stalled clients.
+    #[command(flatten)]
+    deadlines: Deadlines,
     /// A key sealing multi round-trip `requestState`, as `ID:BASE64` (32 bytes). Repeat to
     /// rotate: the first seals, all open. Instances that share keys accept each other's
     /// retries. Without one, a random per-process key is used.
@@ -152,9 +155,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     };
     if args.stdio {
         let serve_options = ServeOptions {
-            max_connections: args.max_connections,
             tls: tls_config,
-            ..ServeOptions::default()
+            ..args.deadlines.serve_options(args.max_connections)
         };
         return run_stdio(&args, security, listen, mrtr, serve_options).await;
     }
@@ -202,19 +204,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Some(files) => endpoint.fallback(files.router()),
         None => endpoint,
     };
-    smcp_server::serve(
+    let outcome = smcp_server::serve(
         listener,
         endpoint,
         ServeOptions {
-            max_connections: args.max_connections,
             tls: tls_config,
-            ..ServeOptions::default()
+            ..args.deadlines.serve_options(args.max_connections)
         },
         shutdown_signal(),
     )
     .await?;
-    tracing::info!("smcpd stopped");
-    Ok(())
+    server.shutdown();
+    drained(outcome)
 }
 
 /// `--stdio`: the demo server on standard input and output. The SEP-2631 data plane, when
@@ -275,23 +276,70 @@ async fn run_stdio(
     #[cfg(not(feature = "files"))]
     drop(stopped);
     tracing::info!("smcpd serving MCP on stdio");
-    let drained = server.serve_stdio(shutdown_signal()).await?;
+    let options = smcp_server::StdioOptions::default().drain_timeout(args.deadlines.drain_timeout);
+    let outcome = smcp_server::serve_stdio(&server, shutdown_signal(), options).await?;
     server.shutdown();
     let _ = stop.send(());
     #[cfg(feature = "files")]
     if let Some(task) = data_plane {
         task.await??;
     }
+    drained(outcome)
+}
+
+/// How long a client may take, and how long shutdown waits.
+#[derive(Debug, clap::Args)]
+struct Deadlines {
+    /// Longest TLS handshake (a client that connects and says nothing is closed then).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = smcpd::parse_duration)]
+    handshake_timeout: Duration,
+    /// Longest wait for a complete request head, on a new connection or between requests.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = smcpd::parse_duration)]
+    header_timeout: Duration,
+    /// Longest wait for the next byte of a request body (uploads included).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = smcpd::parse_duration)]
+    body_idle_timeout: Duration,
+    /// Lowest average rate of a request body, in bytes per second, once --body-grace has
+    /// passed (0 = none).
+    #[arg(long, value_name = "BYTES", default_value_t = 1024)]
+    body_min_rate: u64,
+    /// How long a request body may take before its average rate counts.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = smcpd::parse_duration)]
+    body_grace: Duration,
+    /// On SIGTERM or Ctrl-C, how long requests in flight get to finish; those still running
+    /// then are cancelled and answered with an error, and smcpd exits with status 1.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = smcpd::parse_duration)]
+    drain_timeout: Duration,
+}
+
+impl Deadlines {
+    fn serve_options(&self, max_connections: usize) -> ServeOptions {
+        ServeOptions {
+            max_connections,
+            handshake_timeout: self.handshake_timeout,
+            header_read_timeout: self.header_timeout,
+            body: smcp_server::BodyTimeouts {
+                idle: self.body_idle_timeout,
+                min_rate: self.body_min_rate,
+                grace: self.body_grace,
+            },
+            shutdown_timeout: self.drain_timeout,
+            ..ServeOptions::default()
+        }
+    }
+}
+
+/// The process's end: an error (exit status 1) when the drain cut requests.
+fn drained(drained: smcp_server::Drained) -> anyhow::Result<()> {
     match drained {
         smcp_server::Drained::Complete => {
             tracing::info!("smcpd stopped");
             Ok(())
         }
-        smcp_server::Drained::TimedOut(cut) => {
-            anyhow::bail!(
-                "{cut} requests were still running when the drain timed out; each got an error"
-            )
-        }
+        smcp_server::Drained::TimedOut(cut) => anyhow::bail!(
+            "stopped without a complete drain: {cut} requests were still running at the drain \
+             timeout; each was cancelled and got an error"
+        ),
     }
 }
 

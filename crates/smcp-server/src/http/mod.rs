@@ -14,10 +14,12 @@
 //! | `listen` | `subscriptions/listen` as an SSE body polled in place |
 //! | `body` | [`McpBody`], the response body |
 //! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback |
-//! | `serve` | [`serve`]: the accept loop |
+//! | `serve` | [`serve`]: the accept loop, its deadlines and the drain |
+//! | `deadline` | [`RequestBody`]: request bodies under an idle timeout and a minimum rate |
 //! | [`tls`] | HTTPS from PEM files (feature `tls`) |
 
 mod body;
+mod deadline;
 mod endpoint;
 pub(crate) mod listen;
 mod mirror;
@@ -32,6 +34,7 @@ mod streaming;
 pub mod tls;
 
 pub use body::McpBody;
+pub use deadline::{BodyTimedOut, BodyTimeouts, RequestBody};
 pub use endpoint::{Endpoint, EndpointBody};
 pub use serve::{ConnectionInfo, ServeOptions, serve};
 pub use service::McpService;

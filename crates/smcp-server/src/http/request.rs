@@ -9,6 +9,7 @@ use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 
 use super::body::McpBody;
+use super::deadline::BodyTimedOut;
 use super::response::refuse;
 use crate::core::server::Shared;
 
@@ -139,7 +140,8 @@ pub(crate) fn check_head(
     Ok(accepts)
 }
 
-/// The body, within the size limit (413 beyond it, also when `Content-Length` says so).
+/// The body, within the size limit (413 beyond it, also when `Content-Length` says so) and,
+/// under [`crate::serve`], its time limits (408).
 pub(crate) async fn read_body<B>(
     inner: &Shared,
     parts: &http::request::Parts,
@@ -180,6 +182,14 @@ where
                     .is_some() =>
             {
                 return Err(Box::new(too_large()));
+            }
+            Err(e) if e.downcast_ref::<BodyTimedOut>().is_some() => {
+                tracing::debug!(error = %e, "request body timed out");
+                return Err(Box::new(refuse(
+                    StatusCode::REQUEST_TIMEOUT,
+                    smcp_proto::error::INVALID_REQUEST,
+                    format!("Request Timeout: {e}"),
+                )));
             }
             Err(e) => {
                 return Err(Box::new(refuse(

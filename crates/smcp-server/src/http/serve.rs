@@ -22,6 +22,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -35,6 +36,10 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
+
+use super::deadline::{BodyTimeouts, RequestBody};
+use crate::drain::Drained;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -45,11 +50,18 @@ pub struct ServeOptions {
     pub max_header_bytes: usize,
     /// Most connections served at once; further ones wait in the accept queue.
     pub max_connections: usize,
-    /// How long shutdown waits for open connections before closing them.
+    /// How long shutdown waits for requests in flight to finish. Requests still running then
+    /// are cancelled and answered with a JSON-RPC error, and [`serve`] returns
+    /// [`Drained::TimedOut`].
     pub shutdown_timeout: Duration,
     /// A client that has not sent a complete request head this long after the connection
     /// opened (or after its previous response) is disconnected.
     pub header_read_timeout: Duration,
+    /// A TLS client that has not completed its handshake this long after connecting is
+    /// disconnected (it holds a connection permit meanwhile).
+    pub handshake_timeout: Duration,
+    /// How slowly a request body may arrive (see [`RequestBody`]).
+    pub body: BodyTimeouts,
     /// Serve HTTPS with this acceptor (see [`crate::http::tls`]); `None` = plain HTTP.
     /// ALPN offers `h2` and `http/1.1`.
     #[cfg(feature = "tls")]
@@ -67,6 +79,8 @@ impl Default for ServeOptions {
             max_connections: 25_000,
             shutdown_timeout: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
+            body: BodyTimeouts::default(),
             #[cfg(feature = "tls")]
             tls: None,
             h2c: false,
@@ -91,8 +105,34 @@ pub struct ConnectionInfo {
 struct ConnectionTokens {
     /// Cancelling it drops the connection at once.
     abort: CancellationToken,
+    /// The server's shutdown, shared by every connection.
+    drain: Arc<DrainState>,
+}
+
+/// The shutdown of one [`serve`]: when it began, when it cut what was left, and how much.
+#[derive(Debug, Default)]
+pub(crate) struct DrainState {
     /// Cancelled when the accept loop shuts down.
     shutdown: CancellationToken,
+    /// Cancelled when the drain timeout passes: requests still running are cut.
+    cut: CancellationToken,
+    /// Requests cut so far.
+    cut_requests: AtomicUsize,
+    /// The drain timeout, for the error message.
+    timeout: Duration,
+}
+
+impl DrainState {
+    /// Completes when the drain timeout has passed with requests still running.
+    pub(crate) fn cut(&self) -> &CancellationToken {
+        &self.cut
+    }
+
+    /// Counts one request cut, and returns the error it is answered with.
+    pub(crate) fn cut_one(&self) -> smcp_proto::error::ErrorObject {
+        self.cut_requests.fetch_add(1, Ordering::Relaxed);
+        crate::drain::cut_error(self.timeout)
+    }
 }
 
 impl ConnectionInfo {
@@ -115,7 +155,12 @@ impl ConnectionInfo {
 
     /// Cancelled when the accept loop shuts down.
     pub(crate) fn shutdown(&self) -> &CancellationToken {
-        &self.tokens.shutdown
+        &self.tokens.drain.shutdown
+    }
+
+    /// The server's drain: requests still running at its timeout are cut.
+    pub(crate) fn drain(&self) -> &Arc<DrainState> {
+        &self.tokens.drain
     }
 }
 
@@ -183,14 +228,19 @@ impl Builders {
 /// Serves `service` on `listener` until `shutdown` completes, then stops accepting and waits
 /// (up to [`ServeOptions::shutdown_timeout`]) for open connections to finish. Open
 /// `subscriptions/listen` streams are told first, so each sends its listen result and ends.
+/// Requests still running at the timeout are cancelled and answered with a JSON-RPC error
+/// (−32603), and the result says how many there were.
+///
+/// Request bodies arrive as [`RequestBody`]: reading one fails when the client stalls (see
+/// [`ServeOptions::body`]).
 pub async fn serve<S, B>(
     listener: TcpListener,
     service: S,
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()>
+) -> std::io::Result<Drained>
 where
-    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+    S: tower::Service<Request<RequestBody>, Response = Response<B>, Error = Infallible>
         + Clone
         + Send
         + 'static,
@@ -203,7 +253,14 @@ where
     #[cfg(feature = "tls")]
     let acceptor = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let graceful = GracefulShutdown::new();
-    let stopping = CancellationToken::new();
+    let drain = Arc::new(DrainState {
+        timeout: options.shutdown_timeout,
+        ..DrainState::default()
+    });
+    let body_timeouts = options.body;
+    let service = service.map_request(move |request: Request<Incoming>| {
+        request.map(|body| RequestBody::new(body, body_timeouts))
+    });
     let permits = Arc::new(Semaphore::new(options.max_connections.max(1)));
     tokio::pin!(shutdown);
     loop {
@@ -233,7 +290,7 @@ where
             peer,
             tokens: Arc::new(ConnectionTokens {
                 abort: CancellationToken::new(),
-                shutdown: stopping.clone(),
+                drain: drain.clone(),
             }),
         };
         let abort = info.abort().clone();
@@ -246,12 +303,13 @@ where
         };
         #[cfg(feature = "tls")]
         if let Some(acceptor) = &acceptor {
-            let accept = acceptor.accept(stream);
+            let accept = tokio::time::timeout(options.handshake_timeout, acceptor.accept(stream));
             let builders = builders.clone();
             let conn_info = info.clone();
             let task = async move {
                 match accept.await {
-                    Ok(stream) => {
+                    Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    Ok(Ok(stream)) => {
                         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                         let io = TokioIo::new(stream);
                         if h2 {
@@ -264,7 +322,7 @@ where
                             end.drive(conn).await;
                         }
                     }
-                    Err(e) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                    Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                 }
                 drop(permit);
             };
@@ -290,15 +348,37 @@ where
         }
     }
     drop(listener);
-    stopping.cancel();
+    drain.shutdown.cancel();
+    let closed = graceful.shutdown();
+    tokio::pin!(closed);
     tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(options.shutdown_timeout) => {
-            tracing::warn!("shutdown timed out with connections still open");
-        }
+        () = &mut closed => return Ok(Drained::Complete),
+        () = tokio::time::sleep(options.shutdown_timeout) => {}
     }
-    Ok(())
+    // Cut what is still running: each request is cancelled and answered with an error. The
+    // answers get a moment to reach their clients before the connections close.
+    drain.cut.cancel();
+    let flushed = tokio::time::timeout(CUT_FLUSH, &mut closed).await.is_ok();
+    let cut = drain.cut_requests.load(Ordering::Relaxed);
+    if cut == 0 {
+        // Connections with no request running (idle, or a client slow to read its last
+        // answer) are closed; every request finished.
+        tracing::info!(
+            connections_closed = flushed,
+            "connections still open at the end of the drain timeout were closed"
+        );
+        return Ok(Drained::Complete);
+    }
+    tracing::warn!(
+        requests = cut,
+        connections_closed = flushed,
+        "requests still running at the end of the drain timeout were cancelled"
+    );
+    Ok(Drained::TimedOut(cut))
 }
+
+/// How long the answers to cut requests get to reach their clients.
+const CUT_FLUSH: Duration = Duration::from_secs(2);
 
 /// How a connection ends: graceful shutdown of the server, or the abort token of a listen
 /// stream whose client stopped reading.

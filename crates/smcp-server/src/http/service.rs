@@ -32,7 +32,7 @@ use super::pipeline;
 use super::rejection::Rejection;
 use super::request::{Accepts, check_head, read_body};
 use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
-use super::streaming::{HandlerFuture, run_streaming};
+use super::streaming::{HandlerFuture, run_streaming, unless_cut};
 use crate::core::context::{EventSink, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch};
 use crate::core::reply::caught;
@@ -139,8 +139,7 @@ where
                 fut,
                 guard,
             } => {
-                let outcome = caught(fut).await;
-                guard.disarm();
+                let outcome = unless_cut(caught(fut), guard).await;
                 let (status, body) = outcome_bytes(&shared, id, outcome);
                 json_response_in(status, body, parts.headers)
             }

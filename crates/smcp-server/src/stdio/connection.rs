@@ -33,6 +33,7 @@ use crate::core::meta;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
+use crate::drain::cut_error;
 
 /// A batch this large is written without waiting for the reader to run dry.
 const BATCH_BYTES: usize = 64 * 1024;
@@ -230,11 +231,7 @@ impl Connection {
         );
         let timeout = self.options.drain_timeout;
         for id in &cut {
-            let error = ErrorObject::internal(format!(
-                "Server shutting down: the request did not finish within {} ms",
-                timeout.as_millis()
-            ));
-            self.send(error_bytes(Some(id.clone()), error));
+            self.send(error_bytes(Some(id.clone()), cut_error(timeout)));
         }
         if writable {
             let _ = self.write_out(output, queued).await;

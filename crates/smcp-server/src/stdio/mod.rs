@@ -28,6 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 
 use crate::core::context::{Framing, Principal};
 use crate::core::server::Server;
+pub use crate::drain::Drained;
 
 /// Newline-delimited JSON: nothing before a message, a newline after it.
 pub const NEWLINE: Framing = Framing {
@@ -98,15 +99,6 @@ impl StdioOptions {
         self.principal = Some(principal);
         self
     }
-}
-
-/// How serving ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Drained {
-    /// Every request in flight finished within the drain timeout.
-    Complete,
-    /// This many requests were still running at the drain timeout; each got an error response.
-    TimedOut(usize),
 }
 
 /// Serves `server` on standard input and output until input ends or `shutdown` completes.

@@ -1,6 +1,11 @@
 //! What the real-binary tests share: `smcpd` on port 0 and raw HTTP/1.1 requests.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value
+)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
