@@ -395,3 +395,92 @@ async fn sigterm_with_only_listen_streams_and_short_calls_drains_completely() {
     let status = server.child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }
+
+/// A PUT upload that sends part of its bytes and stalls is cut at the body deadline, and
+/// nothing of it stays staged.
+#[cfg(feature = "files")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_upload_is_cut_and_leaves_nothing_staged() {
+    use sha2::Digest as _;
+    let dir = std::env::temp_dir().join(format!("smcpd-fault-upload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files_dir = dir.join("files");
+    let server = Smcpd::start_with(&[
+        "--tls-self-signed",
+        dir.to_str().unwrap(),
+        "--files-dir",
+        files_dir.to_str().unwrap(),
+        "--body-idle-timeout",
+        "1s",
+        "--clock-secs",
+        "0",
+    ]);
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(dir.join("ca.pem")).unwrap()).unwrap();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let bytes = vec![7u8; 256 * 1024];
+    let digest = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        sha2::Sha256::digest(&bytes),
+    );
+    let mut body = mcp(
+        json!(1),
+        "files/authorizeUpload",
+        json!({"name": "big.bin", "mimeType": "application/octet-stream", "size": bytes.len(),
+            "digest": {"algorithm": "sha-256", "value": digest}}),
+    );
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"files": {"upload": true, "download": true, "transports": ["https"]}});
+    let authorized: Value = http
+        .post(format!("https://{}/mcp", server.addr))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "files/authorizeUpload")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = authorized["result"]["upload"]["url"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{authorized}"))
+        .to_owned();
+    // The first 64 KiB, then nothing more (the stream never ends).
+    use futures_util::StreamExt as _;
+    let first = bytes[..64 * 1024].to_vec();
+    let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) })
+        .chain(futures_util::stream::pending());
+    let started = Instant::now();
+    let response = http
+        .put(&url)
+        .header("content-type", "application/octet-stream")
+        .header("content-length", bytes.len().to_string())
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the stalled upload was held for {:?}",
+        started.elapsed()
+    );
+    if let Ok(response) = response {
+        assert!(response.status().is_client_error(), "{}", response.status());
+    }
+    // Nothing staged is left behind, and the file never became available.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let staged: Vec<_> = std::fs::read_dir(files_dir.join("tmp"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(staged.is_empty(), "staged files left: {staged:?}");
+    let blobs = std::fs::read_dir(files_dir.join("blobs")).unwrap().count();
+    assert_eq!(blobs, 0, "a partial upload became a blob");
+    drop(http);
+    server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}

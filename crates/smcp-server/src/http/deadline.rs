@@ -6,8 +6,8 @@
 //! `RequestBody` instead of hyper's body: reading it fails with [`BodyTimedOut`] when no byte
 //! arrives for [`BodyTimeouts::idle`], or when, after [`BodyTimeouts::grace`], the body has
 //! arrived slower than [`BodyTimeouts::min_rate`] bytes per second on average. The clock
-//! starts when the service first reads the body, so a request waiting for a permit or a
-//! handler is not charged for it.
+//! starts when a read of the body first has to wait (bytes read before count towards the
+//! rate), so a request waiting for a permit or a handler is not charged for it.
 //!
 //! A body that is already buffered (the usual small JSON-RPC request, which arrives with its
 //! head) is read without a timer: one is armed only when a read would wait.
@@ -68,6 +68,8 @@ pub enum BodyTimedOut {
 pub struct RequestBody {
     inner: Incoming,
     limits: BodyTimeouts,
+    /// Bytes read so far, also before the clock started.
+    received: u64,
     clock: Option<Clock>,
 }
 
@@ -76,7 +78,6 @@ pub struct RequestBody {
 struct Clock {
     started: Instant,
     last_data: Instant,
-    received: u64,
     timer: Pin<Box<Sleep>>,
 }
 
@@ -85,12 +86,18 @@ impl RequestBody {
         Self {
             inner,
             limits,
+            received: 0,
             clock: None,
         }
     }
 
     /// When the body breaks a limit if nothing more arrives, or the error now.
-    fn check(limits: &BodyTimeouts, clock: &Clock, now: Instant) -> Result<Instant, BodyTimedOut> {
+    fn check(
+        limits: &BodyTimeouts,
+        clock: &Clock,
+        received: u64,
+        now: Instant,
+    ) -> Result<Instant, BodyTimedOut> {
         let idle_at = clock.last_data + limits.idle;
         if now >= idle_at {
             return Err(BodyTimedOut::Idle(limits.idle));
@@ -100,11 +107,11 @@ impl RequestBody {
         }
         let elapsed = now - clock.started;
         // The moment the bytes received so far stop covering the minimum rate.
-        let covered = Duration::from_secs_f64(clock.received as f64 / limits.min_rate as f64);
+        let covered = Duration::from_secs_f64(received as f64 / limits.min_rate as f64);
         let rate_at = clock.started + covered.max(limits.grace);
         if now >= rate_at && elapsed >= limits.grace {
             return Err(BodyTimedOut::TooSlow {
-                received: clock.received,
+                received,
                 elapsed,
                 min_rate: limits.min_rate,
             });
@@ -125,11 +132,13 @@ impl Body for RequestBody {
         loop {
             match Pin::new(&mut this.inner).poll_frame(cx) {
                 Poll::Ready(frame) => {
-                    if let (Some(clock), Some(Ok(frame))) = (&mut this.clock, &frame)
+                    if let Some(Ok(frame)) = &frame
                         && let Some(data) = frame.data_ref()
                     {
-                        clock.received += data.len() as u64;
-                        clock.last_data = Instant::now();
+                        this.received += data.len() as u64;
+                        if let Some(clock) = &mut this.clock {
+                            clock.last_data = Instant::now();
+                        }
                     }
                     return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
                 }
@@ -140,10 +149,9 @@ impl Body for RequestBody {
             let clock = this.clock.get_or_insert_with(|| Clock {
                 started: now,
                 last_data: now,
-                received: 0,
                 timer: Box::pin(tokio::time::sleep_until(now + limits.idle)),
             });
-            match Self::check(&limits, clock, now) {
+            match Self::check(&limits, clock, this.received, now) {
                 Err(e) => return Poll::Ready(Some(Err(Box::new(e)))),
                 Ok(at) => {
                     if clock.timer.deadline() != at {
@@ -169,11 +177,10 @@ impl Body for RequestBody {
 mod tests {
     use super::*;
 
-    fn clock(started: Instant, last_data: Instant, received: u64) -> Clock {
+    fn clock(started: Instant, last_data: Instant) -> Clock {
         Clock {
             started,
             last_data,
-            received,
             timer: Box::pin(tokio::time::sleep_until(started)),
         }
     }
@@ -187,11 +194,12 @@ mod tests {
     #[tokio::test]
     async fn a_stalled_body_times_out_after_the_idle_limit() {
         let t0 = Instant::now();
-        let c = clock(t0, t0, 1_000_000);
-        assert_eq!(RequestBody::check(&LIMITS, &c, t0), Ok(t0 + LIMITS.idle));
+        let c = clock(t0, t0);
+        let n = 1_000_000;
+        assert_eq!(RequestBody::check(&LIMITS, &c, n, t0), Ok(t0 + LIMITS.idle));
         let late = t0 + Duration::from_secs(30);
         assert!(matches!(
-            RequestBody::check(&LIMITS, &c, late),
+            RequestBody::check(&LIMITS, &c, n, late),
             Err(BodyTimedOut::Idle(_))
         ));
     }
@@ -201,16 +209,16 @@ mod tests {
         let t0 = Instant::now();
         // 5 bytes, the last one just now: never idle, but far below 1000 B/s.
         let now = t0 + Duration::from_secs(11);
-        let c = clock(t0, now, 5);
+        let c = clock(t0, now);
         assert!(matches!(
-            RequestBody::check(&LIMITS, &c, now),
+            RequestBody::check(&LIMITS, &c, 5, now),
             Err(BodyTimedOut::TooSlow { received: 5, .. })
         ));
         // Within the grace period the rate does not count yet; the check is due at its end.
         let early = t0 + Duration::from_secs(3);
-        let c = clock(t0, early, 5);
+        let c = clock(t0, early);
         assert_eq!(
-            RequestBody::check(&LIMITS, &c, early),
+            RequestBody::check(&LIMITS, &c, 5, early),
             Ok(t0 + LIMITS.grace)
         );
     }
@@ -220,15 +228,18 @@ mod tests {
         let t0 = Instant::now();
         let now = t0 + Duration::from_secs(12);
         // 20 KB at 1000 B/s covers 20 s; the idle limit (30 s after now) comes later.
-        let c = clock(t0, now, 20_000);
+        let c = clock(t0, now);
         assert_eq!(
-            RequestBody::check(&LIMITS, &c, now),
+            RequestBody::check(&LIMITS, &c, 20_000, now),
             Ok(t0 + Duration::from_secs(20))
         );
         let no_rate = BodyTimeouts {
             min_rate: 0,
             ..LIMITS
         };
-        assert_eq!(RequestBody::check(&no_rate, &c, now), Ok(now + LIMITS.idle));
+        assert_eq!(
+            RequestBody::check(&no_rate, &c, 20_000, now),
+            Ok(now + LIMITS.idle)
+        );
     }
 }
