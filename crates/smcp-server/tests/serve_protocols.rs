@@ -248,3 +248,55 @@ async fn tls_follows_alpn() {
     running.stop().await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// HTTP/2 has no header read timeout of its own: a client that completes the TLS handshake
+/// and then sends nothing is closed once the connection has had no request in flight for the
+/// header read timeout (it would otherwise hold a connection permit forever).
+#[tokio::test]
+async fn idle_h2_connections_are_closed_at_the_header_read_timeout() {
+    let dir = std::env::temp_dir().join(format!("smcp-serve-idle-h2-{}", std::process::id()));
+    let certs = smcp_server::http::tls::write_dev_certificates(&dir, &["127.0.0.1"]).unwrap();
+    let tls = smcp_server::http::tls::config_from_files(&certs.cert, &certs.key).unwrap();
+    let running = start(ServeOptions {
+        tls: Some(tls),
+        header_read_timeout: Duration::from_millis(500),
+        ..ServeOptions::default()
+    })
+    .await;
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = std::fs::read(&certs.ca_cert).unwrap();
+    for cert in CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(running.addr).await.unwrap();
+    let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
+    let mut stream = connector.connect(name, tcp).await.unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {} // the server's SETTINGS frame
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "an idle HTTP/2 connection was left open");
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "closed before the timeout: {:?}",
+        started.elapsed()
+    );
+    running.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

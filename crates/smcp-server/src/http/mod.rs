@@ -15,12 +15,14 @@
 //! | `body` | [`McpBody`], the response body |
 //! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback |
 //! | `serve` | [`serve`]: the accept loop, its deadlines and the drain |
+//! | `idle` | HTTP/2 connections with no request in flight for the header read timeout are closed |
 //! | `deadline` | [`RequestBody`]: request bodies under an idle timeout and a minimum rate |
 //! | [`tls`] | HTTPS from PEM files (feature `tls`) |
 
 mod body;
 mod deadline;
 mod endpoint;
+mod idle;
 pub(crate) mod listen;
 mod mirror;
 mod pipeline;

@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
 use super::deadline::{BodyTimeouts, RequestBody};
+use super::idle::{Activity, Counted, idle};
 use crate::drain::Drained;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -313,9 +314,17 @@ where
                         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
                         let io = TokioIo::new(stream);
                         if h2 {
+                            // HTTP/2 has no header read timeout: a connection with no request
+                            // in flight for that long is closed instead.
+                            let activity = Activity::new();
+                            let idle_timeout = builders.header_read_timeout;
+                            let service = Counted {
+                                inner: service,
+                                activity: activity.clone(),
+                            };
                             let conn = builders.h2(&conn_info).serve_connection(io, service);
                             drop(builders);
-                            end.drive(conn).await;
+                            end.drive_until(conn, idle(activity, idle_timeout)).await;
                         } else {
                             let conn = builders.h1.serve_connection(io, service);
                             drop(builders);
@@ -330,11 +339,16 @@ where
             continue;
         }
         if options.h2c {
+            let activity = Activity::new();
+            let service = Counted {
+                inner: service,
+                activity: activity.clone(),
+            };
             let conn = builders
                 .auto(&info)
                 .serve_connection(TokioIo::new(stream), service)
                 .into_owned();
-            let conn = end.drive(conn);
+            let conn = end.drive_until(conn, idle(activity, options.header_read_timeout));
             tokio::spawn(CONNECTION.scope(info, async move {
                 conn.await;
                 drop(permit);
@@ -399,6 +413,20 @@ impl Ending {
         C: GracefulConnection<Error = E> + Send + 'static,
         E: std::fmt::Display,
     {
+        self.drive_until(conn, std::future::pending())
+    }
+
+    /// [`Ending::drive`], also ending the connection when `idle` completes.
+    fn drive_until<C, E, I>(
+        self,
+        conn: C,
+        idle: I,
+    ) -> impl Future<Output = ()> + Send + use<C, E, I>
+    where
+        C: GracefulConnection<Error = E> + Send + 'static,
+        E: std::fmt::Display,
+        I: Future<Output = ()> + Send + 'static,
+    {
         let Self {
             watcher,
             abort,
@@ -414,6 +442,9 @@ impl Ending {
                 }
                 () = abort.cancelled() => {
                     tracing::debug!(%peer, "connection dropped: a listen stream's client stopped reading");
+                }
+                () = idle => {
+                    tracing::debug!(%peer, "connection closed: no request in flight for the header read timeout");
                 }
             }
         }
