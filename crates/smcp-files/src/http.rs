@@ -141,9 +141,22 @@ impl<T: Send + Unpin + 'static> http_body::Body for HoldUntilSent<T> {
     }
 }
 
-/// `response`, with the request body kept open until it has been sent.
-fn hold_request<T: Send + Unpin + 'static>(response: Response, request_body: T) -> Response {
-    let (parts, body) = response.into_parts();
+/// `response`, with the request body kept open until it has been sent. Over HTTP/1.x a
+/// refusal also closes the connection: the rest of the body may still be on its way, so the
+/// connection cannot carry another request (the client learns it from `Connection: close`
+/// instead of a reset of a connection it took for reusable).
+fn hold_request<T: Send + Unpin + 'static>(
+    response: Response,
+    version: http::Version,
+    request_body: T,
+) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let http1 = matches!(version, http::Version::HTTP_10 | http::Version::HTTP_11);
+    if http1 && !parts.status.is_success() {
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     Response::from_parts(
         parts,
         Body::new(HoldUntilSent {
@@ -156,12 +169,13 @@ fn hold_request<T: Send + Unpin + 'static>(response: Response, request_body: T) 
 async fn upload_raw(
     State(files): State<Files>,
     Path(token): Path<String>,
+    version: http::Version,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let claims = match token::verify_upload(&files.inner.keys, &token, Route::Put, files.now()) {
         Ok(c) => c,
-        Err(e) => return token_refusal(e),
+        Err(e) => return hold_request(token_refusal(e), version, body),
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
@@ -171,20 +185,26 @@ async fn upload_raw(
         .into_data_stream()
         .map(|r| r.map_err(std::io::Error::other));
     let response = receive(&files, &claims, declared, &mut stream).await;
-    hold_request(response, stream)
+    hold_request(response, version, stream)
 }
 
-async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: Body) -> Response {
+async fn upload_multipart(
+    State(files): State<Files>,
+    version: http::Version,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let boundary = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|ct| multer::parse_boundary(ct).ok());
     let Some(boundary) = boundary else {
-        return refuse(
+        let refusal = refuse(
             StatusCode::BAD_REQUEST,
             FileErrorReason::MalformedFileUri,
             "expected multipart/form-data with a boundary",
         );
+        return hold_request(refusal, version, body);
     };
     let constraints = multer::Constraints::new().size_limit(
         multer::SizeLimit::new()
@@ -194,7 +214,7 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
     let mut form =
         multer::Multipart::with_constraints(body.into_data_stream(), boundary, constraints);
     let response = multipart_form(&files, &mut form).await;
-    hold_request(response, form)
+    hold_request(response, version, form)
 }
 
 async fn multipart_form(files: &Files, form: &mut multer::Multipart<'static>) -> Response {
