@@ -286,6 +286,12 @@ where
 {
     let cfg = &files.inner.config;
     let max = claims.max.unwrap_or(cfg.max_size).min(cfg.max_size);
+    // A redeemed descriptor is refused whatever the body (410 before any size check).
+    match files.inner.store.meta(&claims.fid).await {
+        Ok(None) => {}
+        Ok(Some(_)) => return redeemed(),
+        Err(e) => return refuse_file(&FileError::from(e)),
+    }
     // The authorized size is exact: a declared length that differs is refused unread.
     match (claims.size, declared) {
         (Some(expected), Some(len)) if len != expected => {

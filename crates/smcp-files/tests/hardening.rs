@@ -240,6 +240,29 @@ async fn racing_uploads_on_an_object_store_leave_no_orphans_either() {
     );
 }
 
+// ---- item 8: a redeemed descriptor is 410 whatever the body ----
+
+#[tokio::test]
+async fn a_redeemed_sized_descriptor_is_410_before_any_size_check() {
+    let dir = tempdir("redeemed");
+    let files = service(&dir, config(UploadStyle::Put));
+    let auth = files
+        .authorize_upload(&params("text/plain", Some(5)), None)
+        .unwrap();
+    assert_eq!(
+        put(&files, &auth.upload.url, "hello").await.0,
+        StatusCode::OK
+    );
+    // A replay with another length: the descriptor is spent, not the size wrong.
+    let (status, body) = put(&files, &auth.upload.url, "different bytes").await;
+    assert_eq!(
+        (status, body["reason"].clone()),
+        (StatusCode::GONE, json!("descriptorExpired")),
+        "{body}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---- item 7: staged files of a killed upload are gone when the store opens ----
 
 #[tokio::test]
