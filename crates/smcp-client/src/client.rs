@@ -189,10 +189,16 @@ impl ClientBuilder {
             .collect::<Vec<_>>()
             .join("\n");
         let data_plane = match &self.files {
-            Some(_) => Some(crate::files::data_plane_client(
-                &self.roots,
-                self.connect_timeout,
-            )?),
+            Some(files) => {
+                // A stdio server runs on this machine; an HTTP one is at its endpoint's host.
+                let server = self.stdio.is_none().then_some(self.url.as_str());
+                let policy =
+                    crate::files::AddressPolicy::for_server(server, files.allow_insecure_loopback);
+                Some((
+                    crate::files::data_plane_client(&self.roots, self.connect_timeout, &policy)?,
+                    policy,
+                ))
+            }
             None => None,
         };
         let transport = match &self.stdio {
@@ -250,7 +256,8 @@ pub(crate) struct Inner {
     pub(crate) files: Option<crate::files::FileTransfer>,
     /// A separate HTTP client for descriptor URLs: it never carries the MCP headers
     /// (`Authorization`, cookies) configured for the endpoint.
-    pub(crate) data_plane: Option<reqwest::Client>,
+    /// The data-plane HTTP client and the address policy its resolver applies.
+    pub(crate) data_plane: Option<(reqwest::Client, crate::files::AddressPolicy)>,
 }
 
 /// How a result ended, from its `resultType` (A5 item 54).

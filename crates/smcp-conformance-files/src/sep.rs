@@ -103,6 +103,21 @@ cites! {
     /// Size mismatch.
     SIZE_MISMATCH = ("SizeMismatchRejected", "an upload whose byte count differs from the authorized size is rejected (sizeMismatch / maxSizeExceeded)", "Security Implications",
         "Servers MUST validate MIME type, size, and file content according to their own policy rather than trusting client metadata.");
+    /// The documented status of a size mismatch.
+    SIZE_STATUS = ("SizeMismatchStatus", "an upload one byte short of the authorized size is refused with HTTP 413 and reason sizeMismatch", "Security Implications",
+        "Servers MUST validate MIME type, size, and file content according to their own policy rather than trusting client metadata. [DESIGN A21.128: data-plane errors 4xx with {\"reason\"}, 413 for size; docs/files/upload.md: a byte count different from the authorized size is rejected with 413 sizeMismatch]");
+    /// Malformed size at negotiation.
+    INVALID_SIZE = ("InvalidSizeRejected", "files/authorizeUpload with a size that is not a non-negative integer is refused with -32602 carrying data.reason invalidSize", "§10 Error Handling",
+        "Servers SHOULD include machine-readable details when rejecting a file [DESIGN A21.126; docs/files/errors.md: a -32602 for a file always carries data.reason; invalidSize]");
+    /// Content sniffing.
+    CONTENT_SNIFFED = ("ContentCheckedAgainstAccept", "a file whose bytes are an executable, declared as an accepted image type, is rejected with mimeTypeNotAccepted", "Security Implications",
+        "Servers MUST validate MIME type, size, and file content according to their own policy rather than trusting client metadata.");
+    /// Inert downloads.
+    DOWNLOAD_INERT = ("DownloadServedAsAttachment", "downloads carry X-Content-Type-Options: nosniff and Content-Disposition: attachment, so a file is never active content of the server's origin", "Security Implications",
+        "Upload and download descriptors are bearer-style capabilities and MUST be scoped, time-limited, and transport-protected. [DESIGN docs/files/security.md Validation 5: downloads are served as inert attachments]");
+    /// The documented status of a replayed descriptor.
+    REPLAY_STATUS = ("RedeemedDescriptorStatus", "a second upload with a redeemed descriptor is refused with HTTP 410 and reason descriptorExpired", "§1 Design Principles",
+        "A usable file URI MUST identify one immutable byte sequence for its usable lifetime. [DESIGN A21.128: 410 for expired descriptors; docs/files/errors.md: 410 descriptorExpired, also for a redeemed, single-use descriptor]");
     /// Invalid digest syntax.
     INVALID_DIGEST = ("InvalidDigestRejected", "authorizeUpload with an unsupported digest algorithm or a malformed value is refused with -32602", "§10 Error Handling",
         "-32602 when a file URI is malformed or violates declared constraints such as accept or maxSize. [A19.119: unknown algorithm -> -32602 reason unsupportedDigestAlgorithm; bad value -> invalidDigest]");

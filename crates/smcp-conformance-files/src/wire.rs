@@ -88,11 +88,33 @@ pub fn trim_json(v: &Value) -> Value {
 pub struct DataReply {
     /// HTTP status.
     pub status: u16,
+    /// Response headers (names lower case).
+    pub headers: Vec<(String, String)>,
     /// Body bytes (bounded).
     pub bytes: Vec<u8>,
 }
 
+fn header_list(resp: &reqwest::Response) -> Vec<(String, String)> {
+    resp.headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
 impl DataReply {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
     /// `reason` from a JSON error body.
     pub fn reason(&self) -> Option<String> {
         let v: Value = serde_json::from_slice(&self.bytes).ok()?;
@@ -298,8 +320,10 @@ impl Wire {
         };
         let resp = req.send().await?;
         let status = resp.status().as_u16();
+        let headers = header_list(&resp);
         Ok(DataReply {
             status,
+            headers,
             bytes: read_bounded(resp).await?,
         })
     }
@@ -321,8 +345,10 @@ impl Wire {
         }
         let resp = req.send().await?;
         let status = resp.status().as_u16();
+        let headers = header_list(&resp);
         Ok(DataReply {
             status,
+            headers,
             bytes: read_bounded(resp).await?,
         })
     }

@@ -48,8 +48,9 @@ use smcp_proto::capabilities::ServerCapabilities;
 use smcp_proto::content::{ContentBlock, ResourceContents, TextResourceContents};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::ext::files::{
-    AuthorizeDownloadRequestParams, AuthorizeUploadRequestParams, FileInputDescriptor, FileValue,
-    FilesCapability, METHOD_AUTHORIZE_DOWNLOAD, METHOD_AUTHORIZE_UPLOAD,
+    AuthorizeDownloadRequestParams, AuthorizeUploadRequestParams, FileErrorReason,
+    FileInputDescriptor, FileValue, FilesCapability, METHOD_AUTHORIZE_DOWNLOAD,
+    METHOD_AUTHORIZE_UPLOAD,
 };
 use smcp_proto::jsonrpc::incoming::read_params;
 use smcp_proto::server::resources::ReadResourceResult;
@@ -73,7 +74,15 @@ const DEFAULT_MAX_INLINE: u64 = 8 << 20;
 #[derive(Debug, Clone)]
 pub struct FilesExtension {
     files: Option<Files>,
+    limits: Limits,
+}
+
+/// What one call may pull in.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
     max_inline: u64,
+    max_call_files: usize,
+    max_call_bytes: u64,
 }
 
 impl FilesExtension {
@@ -81,10 +90,15 @@ impl FilesExtension {
     /// arguments, the `files/*` methods, and `files` in `server/discover`. Mount
     /// [`Files::router`] (the data plane) next to the MCP endpoint.
     pub fn new(files: Files) -> Self {
-        let max_inline = files.config().max_inline;
+        let cfg = files.config();
+        let limits = Limits {
+            max_inline: cfg.max_inline,
+            max_call_files: cfg.max_call_files,
+            max_call_bytes: cfg.max_call_bytes,
+        };
         Self {
             files: Some(files),
-            max_inline,
+            limits,
         }
     }
 
@@ -94,7 +108,11 @@ impl FilesExtension {
     pub fn inline_only() -> Self {
         Self {
             files: None,
-            max_inline: DEFAULT_MAX_INLINE,
+            limits: Limits {
+                max_inline: DEFAULT_MAX_INLINE,
+                max_call_files: crate::DEFAULT_MAX_CALL_FILES,
+                max_call_bytes: crate::DEFAULT_MAX_CALL_BYTES,
+            },
         }
     }
 
@@ -151,7 +169,7 @@ impl Extension for FilesExtension {
 
     fn tool_call(&self, mut call: ToolCall, next: Next) -> BoxFuture<ToolOutcome> {
         let files = self.files.clone();
-        let max_inline = self.max_inline;
+        let limits = self.limits;
         Box::pin(async move {
             let principal = call.ctx.principal().map(|p| p.0.clone());
             let fields = call
@@ -162,7 +180,7 @@ impl Extension for FilesExtension {
                 &call.arguments,
                 files.as_ref(),
                 principal.as_deref(),
-                max_inline,
+                limits,
             )
             .await;
             match resolved {
@@ -280,7 +298,8 @@ async fn resolve_one(
     }
 }
 
-/// The `isError` result for a refused file argument.
+/// The `isError` result for a refused file argument: `structuredContent` is
+/// `{"argument", "reason", …details}` (`maxSize`, `actualSize`, …).
 pub fn file_error_result(argument: &str, error: &FileError) -> CallToolResult {
     let mut result = CallToolResult::error_text(format!(
         "Invalid file argument {argument:?}: {} ({})",
@@ -289,44 +308,94 @@ pub fn file_error_result(argument: &str, error: &FileError) -> CallToolResult {
     let mut structured = Map::new();
     structured.insert("argument".to_owned(), Value::from(argument));
     structured.insert("reason".to_owned(), Value::from(error.reason.as_str()));
+    for (k, v) in &error.details {
+        structured.entry(k.clone()).or_insert_with(|| v.clone());
+    }
     result.structured_content = Some(Value::Object(structured));
     result
 }
 
+/// The file values of `arguments` in the declared fields, with the field each belongs to.
+fn file_values<'a>(
+    fields: &'a [FileField],
+    arguments: &'a Map<String, Value>,
+) -> impl Iterator<Item = (&'a FileField, &'a str)> {
+    fields.iter().flat_map(move |field| {
+        let values: Vec<&str> = match (field.array, arguments.get(&field.name)) {
+            (true, Some(Value::Array(items))) => items.iter().filter_map(Value::as_str).collect(),
+            (false, Some(Value::String(s))) => vec![s.as_str()],
+            // Absent, or the wrong shape (the schema validator already refused it).
+            _ => Vec::new(),
+        };
+        values.into_iter().map(move |v| (field, v))
+    })
+}
+
 /// Resolves every declared file field present in `arguments`; a refusal is the
-/// ready-to-send `isError` result.
+/// ready-to-send `isError` result. A call with more file values than
+/// `limits.max_call_files` is refused before any is resolved (`tooManyFiles`); one whose
+/// files add up to more than `limits.max_call_bytes` (a file named twice counts twice) is
+/// refused as soon as the sum passes it (`maxSizeExceeded` with `maxCallBytes`).
 async fn resolve_arguments(
     fields: &[FileField],
     arguments: &Map<String, Value>,
     files: Option<&Files>,
     principal: Option<&str>,
-    max_inline: u64,
+    limits: Limits,
 ) -> Result<FileArgs, CallToolResult> {
-    let mut handles = HashMap::new();
+    let count = file_values(fields, arguments).count();
+    if count > limits.max_call_files {
+        // The field in which the count passes the limit.
+        let argument = file_values(fields, arguments)
+            .nth(limits.max_call_files)
+            .map_or("", |(field, _)| field.name.as_str());
+        let error = FileError::new(
+            FileErrorReason::TooManyFiles,
+            format!(
+                "the call names {count} files; at most {} are taken in one call",
+                limits.max_call_files
+            ),
+        )
+        .with("maxFiles", limits.max_call_files)
+        .with("actualFiles", count);
+        return Err(file_error_result(argument, &error));
+    }
+    let mut handles: HashMap<String, Vec<FileHandle>> = HashMap::new();
     for field in fields {
-        let Some(value) = arguments.get(&field.name) else {
-            continue;
-        };
-        let values: Vec<&Value> = match (field.array, value) {
-            (true, Value::Array(items)) => items.iter().collect(),
-            (false, v) => vec![v],
-            (true, _) => continue, // the schema validator already refused it
-        };
-        let mut resolved = Vec::with_capacity(values.len());
-        for v in values {
-            let Some(s) = v.as_str() else { continue };
-            match resolve_one(s, &field.descriptor, files, principal, max_inline).await {
-                Ok(h) => resolved.push(h),
-                Err(e) => return Err(file_error_result(&field.name, &e)),
-            }
+        if arguments.contains_key(&field.name) {
+            handles.entry(field.name.clone()).or_default();
         }
-        handles.insert(field.name.clone(), resolved);
+    }
+    let mut total = 0u64;
+    for (field, value) in file_values(fields, arguments) {
+        let handle = resolve_one(
+            value,
+            &field.descriptor,
+            files,
+            principal,
+            limits.max_inline,
+        )
+        .await
+        .map_err(|e| file_error_result(&field.name, &e))?;
+        total = total.saturating_add(handle.size());
+        if total > limits.max_call_bytes {
+            let error = FileError::new(
+                FileErrorReason::MaxSizeExceeded,
+                format!(
+                    "the files of this call add up to more than {} bytes",
+                    limits.max_call_bytes
+                ),
+            )
+            .with("maxCallBytes", limits.max_call_bytes);
+            return Err(file_error_result(&field.name, &error));
+        }
+        handles.entry(field.name.clone()).or_default().push(handle);
     }
     Ok(FileArgs {
         handles,
         files: files.cloned(),
         principal: principal.map(str::to_owned),
-        max_inline,
+        max_inline: limits.max_inline,
     })
 }
 
@@ -396,6 +465,51 @@ fn missing_files_capability(direction: &str) -> ErrorObject {
     )
 }
 
+/// A `files/authorizeUpload` member of the wrong type, as a refusal with its `reason` (a
+/// −32602 for a file always carries one; docs/files/errors.md).
+fn upload_params_error(params: &Map<String, Value>) -> Option<FileError> {
+    let present = |k: &str| params.get(k).filter(|v| !v.is_null());
+    if present("size").is_some_and(|v| v.as_u64().is_none()) {
+        return Some(FileError::new(
+            FileErrorReason::InvalidSize,
+            "\"size\" must be a non-negative integer (bytes)",
+        ));
+    }
+    if present("name").is_some_and(|v| !v.is_string()) {
+        return Some(FileError::new(
+            FileErrorReason::InvalidName,
+            "\"name\" must be a string",
+        ));
+    }
+    if present("mimeType").is_some_and(|v| !v.is_string()) {
+        return Some(FileError::new(
+            FileErrorReason::InvalidMimeType,
+            "\"mimeType\" must be a string type/subtype",
+        ));
+    }
+    let digest_ok = |d: &Value| {
+        d.get("algorithm").is_some_and(Value::is_string)
+            && d.get("value").is_some_and(Value::is_string)
+    };
+    if present("digest").is_some_and(|d| !digest_ok(d)) {
+        return Some(FileError::new(
+            FileErrorReason::InvalidDigest,
+            "\"digest\" must be {\"algorithm\": string, \"value\": string}",
+        ));
+    }
+    None
+}
+
+/// A `files/authorizeDownload` `uri` that is missing or not a string.
+fn download_params_error(params: &Map<String, Value>) -> Option<FileError> {
+    (!params.get("uri").is_some_and(Value::is_string)).then(|| {
+        FileError::new(
+            FileErrorReason::MalformedFileUri,
+            "\"uri\" must be a string (a file URI)",
+        )
+    })
+}
+
 /// Serves `files/authorizeUpload` and `files/authorizeDownload`.
 async fn authorize(files: &Files, request: ExtensionRequest) -> ExtensionResult {
     let declared = FilesCapability::from_capabilities(request.ctx.client_capabilities());
@@ -416,6 +530,14 @@ async fn authorize(files: &Files, request: ExtensionRequest) -> ExtensionResult 
     }
     let principal = request.ctx.principal().map(|p| p.0.clone());
     let params = request.params;
+    let malformed = if upload {
+        upload_params_error(&params)
+    } else {
+        download_params_error(&params)
+    };
+    if let Some(e) = malformed {
+        return Err(e.to_error_object());
+    }
     let result = if upload {
         let params: AuthorizeUploadRequestParams =
             read_params(params).map_err(|e| e.to_error_object())?;

@@ -2,10 +2,23 @@
 //! `token` field, then the file field) and `GET <prefix>/download/{token}`.
 //!
 //! Uploads stream to a staged write while hashing and counting; the file becomes visible
-//! only after size and digest verification (atomic commit). Errors are JSON
-//! `{"reason": …}`: 413 `maxSizeExceeded`, 422 `digestMismatch`, 400 `sizeMismatch`,
-//! 410 `descriptorExpired` (expired ticket), 409 `descriptorExpired` (ticket already used),
-//! 403 `fileUnavailable` (forged or wrong-direction token), 507 `storeFull`.
+//! only after size and digest verification (atomic commit). An upload token is good only on
+//! the route its descriptor names, and only one upload of a file runs at a time (a racing one
+//! is refused before it stores anything). Errors are JSON `{"reason": …}` with the statuses of
+//! `docs/files/errors.md`: 413 `maxSizeExceeded` / `sizeMismatch`, 422 `digestMismatch`, 410
+//! `descriptorExpired` (expired, already redeemed, or being redeemed), 403 `fileUnavailable`
+//! (forged, tampered, wrong-direction or wrong-route token), 507 `storeFull`.
+//!
+//! An upload refused before its body was read to the end keeps the request body open until
+//! the refusal has been sent, so over HTTP/2 the client gets the response (and then a
+//! `NO_ERROR` reset of its upload), not a cancelled stream.
+//!
+//! Downloads are served as inert attachments: `Content-Disposition: attachment` with a safe
+//! file name, `X-Content-Type-Options: nosniff`, `Content-Security-Policy: sandbox`, no
+//! caching and no referrer.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use axum::Router;
 use axum::body::Body;
@@ -21,8 +34,9 @@ use smcp_proto::ext::files::{DigestBuilder, FileErrorReason};
 
 use crate::error::FileError;
 use crate::meta::FileMeta;
-use crate::service::Files;
-use crate::token::{self, Claims, Direction, TokenError};
+use crate::service::{Files, sniff_head};
+use crate::sniff;
+use crate::token::{self, Claims, Direction, Route, TokenError};
 
 impl Files {
     /// The data-plane routes, mounted at the configured prefix.
@@ -36,13 +50,24 @@ impl Files {
     }
 }
 
+/// Headers on every data-plane answer: never cached, never sniffed.
+fn inert(response: &mut Response) {
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+}
+
 fn refuse(status: StatusCode, reason: FileErrorReason, message: &str) -> Response {
-    (
+    let mut response = (
         status,
-        [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
         axum::Json(json!({"reason": reason.as_str(), "message": message})),
     )
-        .into_response()
+        .into_response();
+    inert(&mut response);
+    response
 }
 
 fn refuse_file(e: &FileError) -> Response {
@@ -51,7 +76,16 @@ fn refuse_file(e: &FileError) -> Response {
     if let Some(obj) = body.as_object_mut() {
         obj.insert("message".into(), json!(e.message));
     }
-    (status, axum::Json(body)).into_response()
+    let mut response = (status, axum::Json(body)).into_response();
+    inert(&mut response);
+    response
+}
+
+fn redeemed() -> Response {
+    refuse_file(&FileError::new(
+        FileErrorReason::DescriptorExpired,
+        "this upload descriptor was already used",
+    ))
 }
 
 fn token_refusal(e: TokenError) -> Response {
@@ -61,6 +95,11 @@ fn token_refusal(e: TokenError) -> Response {
             FileErrorReason::DescriptorExpired,
             "descriptor expired",
         ),
+        TokenError::WrongRoute => refuse(
+            StatusCode::FORBIDDEN,
+            FileErrorReason::FileUnavailable,
+            "invalid descriptor for this upload route",
+        ),
         _ => refuse(
             StatusCode::FORBIDDEN,
             FileErrorReason::FileUnavailable,
@@ -69,41 +108,103 @@ fn token_refusal(e: TokenError) -> Response {
     }
 }
 
+/// A response body that keeps `held` (the request body) alive until the response body has
+/// ended, so the request stream is closed only after the response went out (HTTP/2: a reset
+/// with `NO_ERROR` after the response instead of `CANCEL` before it).
+struct HoldUntilSent<T> {
+    inner: Body,
+    held: Option<T>,
+}
+
+impl<T: Send + Unpin + 'static> http_body::Body for HoldUntilSent<T> {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            this.held = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// `response`, with the request body kept open until it has been sent. Over HTTP/1.x a
+/// refusal also closes the connection: the rest of the body may still be on its way, so the
+/// connection cannot carry another request (the client learns it from `Connection: close`
+/// instead of a reset of a connection it took for reusable).
+fn hold_request<T: Send + Unpin + 'static>(
+    response: Response,
+    version: http::Version,
+    request_body: T,
+) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let http1 = matches!(version, http::Version::HTTP_10 | http::Version::HTTP_11);
+    if http1 && !parts.status.is_success() {
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    Response::from_parts(
+        parts,
+        Body::new(HoldUntilSent {
+            inner: body,
+            held: Some(request_body),
+        }),
+    )
+}
+
 async fn upload_raw(
     State(files): State<Files>,
     Path(token): Path<String>,
+    version: http::Version,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let claims = match token::verify(&files.inner.keys, &token, Direction::Upload, files.now()) {
+    let claims = match token::verify_upload(&files.inner.keys, &token, Route::Put, files.now()) {
         Ok(c) => c,
-        Err(e) => return token_refusal(e),
+        Err(e) => return hold_request(token_refusal(e), version, body),
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    receive(
-        &files,
-        &claims,
-        declared,
-        body.into_data_stream()
-            .map(|r| r.map_err(std::io::Error::other)),
-    )
-    .await
+    let mut stream = body
+        .into_data_stream()
+        .map(|r| r.map_err(std::io::Error::other));
+    let response = receive(&files, &claims, declared, &mut stream).await;
+    hold_request(response, version, stream)
 }
 
-async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: Body) -> Response {
+async fn upload_multipart(
+    State(files): State<Files>,
+    version: http::Version,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let boundary = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|ct| multer::parse_boundary(ct).ok());
     let Some(boundary) = boundary else {
-        return refuse(
+        let refusal = refuse(
             StatusCode::BAD_REQUEST,
             FileErrorReason::MalformedFileUri,
             "expected multipart/form-data with a boundary",
         );
+        return hold_request(refusal, version, body);
     };
     let constraints = multer::Constraints::new().size_limit(
         multer::SizeLimit::new()
@@ -112,6 +213,11 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
     );
     let mut form =
         multer::Multipart::with_constraints(body.into_data_stream(), boundary, constraints);
+    let response = multipart_form(&files, &mut form).await;
+    hold_request(response, version, form)
+}
+
+async fn multipart_form(files: &Files, form: &mut multer::Multipart<'static>) -> Response {
     let mut claims: Option<Claims> = None;
     loop {
         let field = match form.next_field().await {
@@ -134,7 +240,7 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
                         "unreadable token field",
                     );
                 };
-                match token::verify(&files.inner.keys, &text, Direction::Upload, files.now()) {
+                match token::verify_upload(&files.inner.keys, &text, Route::Form, files.now()) {
                     Ok(c) => claims = Some(c),
                     Err(e) => return token_refusal(e),
                 }
@@ -147,8 +253,8 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
                         "the token field must precede the file field",
                     );
                 };
-                let stream = field.map(|r| r.map_err(std::io::Error::other));
-                return receive(&files, claims, None, stream).await;
+                let mut stream = field.map(|r| r.map_err(std::io::Error::other));
+                return receive(files, claims, None, &mut stream).await;
             }
             _ => {}
         }
@@ -160,38 +266,47 @@ async fn upload_multipart(State(files): State<Files>, headers: HeaderMap, body: 
     )
 }
 
-/// Streams an upload into the store: count, hash, verify, then commit.
-async fn receive<S>(files: &Files, claims: &Claims, declared: Option<u64>, body: S) -> Response
+fn size_mismatch(expected: u64, actual: u64, at_least: bool) -> FileError {
+    let message = if at_least {
+        format!("received more than the authorized {expected} bytes")
+    } else {
+        format!("received {actual} bytes, authorized {expected}")
+    };
+    FileError::new(FileErrorReason::SizeMismatch, message)
+        .with("expectedSize", expected)
+        .with("actualSize", actual)
+}
+
+/// Streams an upload into the store: count, hash, verify, then commit. The bytes go to a
+/// staged write under the upload's claim, so a concurrent upload with the same descriptor is
+/// refused before it writes anything.
+async fn receive<S>(files: &Files, claims: &Claims, declared: Option<u64>, body: &mut S) -> Response
 where
-    S: Stream<Item = Result<Bytes, std::io::Error>> + Send,
+    S: Stream<Item = Result<Bytes, std::io::Error>> + Send + Unpin,
 {
     let cfg = &files.inner.config;
-    let limit = claims
-        .size
-        .unwrap_or(claims.max.unwrap_or(cfg.max_size))
-        .min(cfg.max_size);
-    if let Some(len) = declared
-        && len > limit
-    {
-        return refuse_file(&too_large(limit, len));
-    }
+    let max = claims.max.unwrap_or(cfg.max_size).min(cfg.max_size);
+    // A redeemed descriptor is refused whatever the body (410 before any size check).
     match files.inner.store.meta(&claims.fid).await {
         Ok(None) => {}
-        Ok(Some(_)) => {
-            return refuse(
-                StatusCode::CONFLICT,
-                FileErrorReason::DescriptorExpired,
-                "this upload descriptor was already used",
-            );
-        }
+        Ok(Some(_)) => return redeemed(),
         Err(e) => return refuse_file(&FileError::from(e)),
     }
-    let mut staged = match files.inner.store.stage().await {
+    // The authorized size is exact: a declared length that differs is refused unread.
+    match (claims.size, declared) {
+        (Some(expected), Some(len)) if len != expected => {
+            return refuse_file(&size_mismatch(expected, len, false));
+        }
+        (None, Some(len)) if len > max => return refuse_file(&too_large(max, len)),
+        _ => {}
+    }
+    let mut staged = match files.inner.store.stage_upload(&claims.fid).await {
         Ok(s) => s,
+        Err(crate::StoreError::AlreadyExists) => return redeemed(),
         Err(e) => return refuse_file(&FileError::from(e)),
     };
     let mut hasher = DigestBuilder::new();
-    let mut body = std::pin::pin!(body);
+    let mut head = Vec::new();
     while let Some(chunk) = body.next().await {
         let chunk = match chunk {
             Ok(c) => c,
@@ -199,18 +314,26 @@ where
                 // Client went away or sent a broken body: drop the staged bytes.
                 tracing::debug!(error = %e, file = %claims.fid, "upload body failed");
                 staged.abort().await;
-                return refuse(
-                    StatusCode::BAD_REQUEST,
+                let received = hasher.len();
+                return refuse_file(&FileError::new(
                     FileErrorReason::SizeMismatch,
-                    "upload body interrupted",
-                );
+                    format!("upload body interrupted after {received} bytes"),
+                ));
             }
         };
         hasher.update(&chunk);
-        if hasher.len() > limit {
+        sniff_head(&mut head, &chunk);
+        if let Some(expected) = claims.size
+            && hasher.len() > expected
+        {
             let actual = hasher.len();
             staged.abort().await;
-            return refuse_file(&too_large(limit, actual));
+            return refuse_file(&size_mismatch(expected, actual, true));
+        }
+        if hasher.len() > max {
+            let actual = hasher.len();
+            staged.abort().await;
+            return refuse_file(&too_large(max, actual));
         }
         if let Err(e) = staged.write(chunk).await {
             staged.abort().await;
@@ -222,14 +345,7 @@ where
         && expected != size
     {
         staged.abort().await;
-        return refuse_file(
-            &FileError::new(
-                FileErrorReason::SizeMismatch,
-                format!("received {size} bytes, authorized {expected}"),
-            )
-            .with("expectedSize", expected)
-            .with("actualSize", size),
-        );
+        return refuse_file(&size_mismatch(expected, size, false));
     }
     if let Some(expected) = &claims.digest
         && !expected.matches(&digest)
@@ -254,21 +370,20 @@ where
         owner: claims.sub.clone(),
         created_at: now,
         expires_at: claims.ret.unwrap_or(now + cfg.retention),
+        detected_type: sniff::detect(&head).map(str::to_owned),
     };
     match staged.commit(meta.clone()).await {
         Ok(()) => {
             let uri = files.uri_for(&meta.id);
-            (
+            let mut response = (
                 StatusCode::OK,
                 axum::Json(json!({"file": meta.file_value(uri)})),
             )
-                .into_response()
+                .into_response();
+            inert(&mut response);
+            response
         }
-        Err(crate::StoreError::AlreadyExists) => refuse(
-            StatusCode::CONFLICT,
-            FileErrorReason::DescriptorExpired,
-            "this upload descriptor was already used",
-        ),
+        Err(crate::StoreError::AlreadyExists) => redeemed(),
         Err(e) => refuse_file(&FileError::from(e)),
     }
 }
@@ -280,6 +395,43 @@ fn too_large(limit: u64, actual: u64) -> FileError {
     )
     .with("maxSize", limit)
     .with("actualSize", actual)
+}
+
+/// A file name safe to put in `Content-Disposition`: the last path component, without control
+/// characters, quotes or backslashes, not hidden; `download` when nothing usable is left.
+pub(crate) fn attachment_name(name: Option<&str>) -> String {
+    let last = name
+        .unwrap_or_default()
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or_default();
+    let cleaned: String = last
+        .chars()
+        .filter(|c| !c.is_control() && !matches!(c, '"' | '\\' | ';'))
+        .take(200)
+        .collect();
+    let cleaned = cleaned.trim().trim_start_matches('.');
+    if cleaned.is_empty() {
+        "download".to_owned()
+    } else {
+        cleaned.to_owned()
+    }
+}
+
+/// `attachment; filename="<ascii>"; filename*=UTF-8''<percent-encoded>` (RFC 6266).
+fn content_disposition(name: Option<&str>) -> String {
+    let name = attachment_name(name);
+    let ascii: String = name
+        .chars()
+        .map(|c| if c.is_ascii() { c } else { '_' })
+        .collect();
+    const ATTR: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    let encoded = percent_encoding::utf8_percent_encode(&name, ATTR);
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
 
 async fn download(State(files): State<Files>, Path(token): Path<String>) -> Response {
@@ -301,17 +453,55 @@ async fn download(State(files): State<Files>, Path(token): Path<String>) -> Resp
         .unwrap_or_default();
     let std_b64 = base64::engine::general_purpose::STANDARD.encode(raw);
     let mut response = Response::new(Body::from_stream(stream));
+    inert(&mut response);
     let h = response.headers_mut();
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(meta.size));
     if let Ok(v) = HeaderValue::from_str(&meta.mime_type) {
         h.insert(header::CONTENT_TYPE, v);
     }
+    if let Ok(v) = HeaderValue::from_str(&content_disposition(meta.name.as_deref())) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox; default-src 'none'"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        "cross-origin-resource-policy",
+        HeaderValue::from_static("same-origin"),
+    );
     if let Ok(v) = HeaderValue::from_str(&format!("sha-256=:{std_b64}:")) {
         h.insert("repr-digest", v);
     }
     if let Ok(v) = HeaderValue::from_str(&format!("sha-256={}", meta.digest.value)) {
         h.insert("x-mcp-file-digest", v);
     }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attachment_names_are_safe() {
+        assert_eq!(attachment_name(Some("report.pdf")), "report.pdf");
+        assert_eq!(attachment_name(Some("../../etc/passwd")), "passwd");
+        assert_eq!(attachment_name(Some("a\\b\".html")), "b.html");
+        assert_eq!(
+            attachment_name(Some("x\r\nSet-Cookie: a=b")),
+            "xSet-Cookie: a=b"
+        );
+        assert_eq!(attachment_name(Some(".bashrc")), "bashrc");
+        assert_eq!(attachment_name(Some("..")), "download");
+        assert_eq!(attachment_name(None), "download");
+        assert_eq!(
+            content_disposition(Some("résumé 1.pdf")),
+            "attachment; filename=\"r_sum_ 1.pdf\"; filename*=UTF-8''r%C3%A9sum%C3%A9%201.pdf"
+        );
+    }
 }

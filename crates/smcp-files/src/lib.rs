@@ -8,6 +8,8 @@
 //!   session state.
 //! - [`meta`]: [`FileMeta`], stored next to the bytes so any instance resolves a file URI.
 //! - [`schema`]: finds `x-mcp-file` declarations in tool and elicitation schemas.
+//! - [`sniff`]: the media type magic bytes show, checked with the declared one against
+//!   `accept`.
 //! - [`service`]: [`Files`], the control plane (`files/authorize*`), validation of file
 //!   arguments into [`FileHandle`]s, generated outputs, garbage collection.
 //! - [`http`]: the data plane (upload and download endpoints) as an axum router.
@@ -22,6 +24,7 @@ pub mod http;
 pub mod meta;
 pub mod schema;
 pub mod service;
+pub mod sniff;
 pub mod store;
 pub mod token;
 
@@ -31,6 +34,8 @@ pub use handle::{ByteStream, FileHandle};
 pub use meta::FileMeta;
 pub use schema::{DeclarationError, FileField, file_fields};
 pub use service::{BaseUrlError, check_base_url};
-pub use service::{Files, FilesConfig, UploadStyle};
+pub use service::{
+    DEFAULT_MAX_CALL_BYTES, DEFAULT_MAX_CALL_FILES, Files, FilesConfig, UploadStyle,
+};
 pub use store::{FileStore, LocalFileStore, ObjectStoreFileStore, StagedFile};
-pub use token::{Claims, Direction, TokenError};
+pub use token::{Claims, Direction, Route, TokenError};

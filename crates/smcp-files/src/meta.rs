@@ -25,6 +25,10 @@ pub struct FileMeta {
     pub created_at: u64,
     /// Unix seconds after which the URI no longer resolves and GC may delete it.
     pub expires_at: u64,
+    /// The media type the content's magic bytes show (`crate::sniff::detect`), when they show
+    /// one; checked against a field's `accept` with the declared type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detected_type: Option<String>,
 }
 
 impl FileMeta {

@@ -16,8 +16,9 @@ use smcp_proto::ext::files::{
 use crate::error::FileError;
 use crate::handle::FileHandle;
 use crate::meta::FileMeta;
+use crate::sniff;
 use crate::store::{FileStore, GcReport};
-use crate::token::{self, Claims, Direction};
+use crate::token::{self, Claims, Direction, Route};
 use smcp_proto::time::rfc3339;
 use smcp_server::keys::{Clock, KeyRing, random_hex, system_clock};
 
@@ -30,6 +31,11 @@ pub enum UploadStyle {
     /// `multipart/form-data` `POST <base>/files/upload`, fields `token` then `file`.
     Multipart,
 }
+
+/// Default [`FilesConfig::max_call_files`].
+pub const DEFAULT_MAX_CALL_FILES: usize = 32;
+/// Default [`FilesConfig::max_call_bytes`] (1 GiB).
+pub const DEFAULT_MAX_CALL_BYTES: u64 = 1 << 30;
 
 /// Settings of the file service.
 #[derive(Debug, Clone)]
@@ -59,6 +65,12 @@ pub struct FilesConfig {
     pub skip_digest_check: bool,
     /// GC grace for staging objects and unreferenced blobs, seconds.
     pub gc_grace: u64,
+    /// Most file values one `tools/call` may carry (every item of every file field counts,
+    /// the same file named twice counts twice); more is refused before any is resolved.
+    pub max_call_files: usize,
+    /// Most bytes the file arguments of one `tools/call` may add up to (a file named N times
+    /// counts N times), so no call pulls in more than this however its files are arranged.
+    pub max_call_bytes: u64,
 }
 
 impl Default for FilesConfig {
@@ -76,6 +88,8 @@ impl Default for FilesConfig {
             allow_insecure_loopback: false,
             skip_digest_check: false,
             gc_grace: 3600,
+            max_call_files: DEFAULT_MAX_CALL_FILES,
+            max_call_bytes: DEFAULT_MAX_CALL_BYTES,
         }
     }
 }
@@ -322,7 +336,7 @@ impl Files {
         }
         if params.name.as_ref().is_some_and(|n| n.len() > 1024) {
             return Err(FileError::new(
-                FileErrorReason::MalformedFileUri,
+                FileErrorReason::InvalidName,
                 "name longer than 1024 bytes",
             ));
         }
@@ -339,6 +353,10 @@ impl Files {
             mime: Some(mime.clone()),
             name: params.name.clone(),
             ret: Some(now + cfg.upload_ttl + cfg.retention),
+            via: Some(match cfg.upload_style {
+                UploadStyle::Put => Route::Put,
+                UploadStyle::Multipart => Route::Form,
+            }),
         };
         let token = token::sign(&self.inner.keys, &claims);
         let expires_at = Some(rfc3339(i64::try_from(claims.exp).unwrap_or(i64::MAX)));
@@ -407,6 +425,7 @@ impl Files {
             mime: None,
             name: None,
             ret: None,
+            via: None,
         };
         let token = token::sign(&self.inner.keys, &claims);
         Ok(AuthorizeDownloadResult {
@@ -440,6 +459,7 @@ impl Files {
             }
             let meta = self.lookup(value, principal).await?;
             check_constraints(descriptor, &meta.mime_type, meta.size)?;
+            sniff::check_content(descriptor, &meta.mime_type, meta.detected_type.as_deref())?;
             return Ok(FileHandle::stored(self.inner.store.clone(), meta));
         }
         Err(scheme_error(value))
@@ -464,10 +484,12 @@ impl Files {
         }
         let mut staged = self.inner.store.stage().await?;
         let mut hasher = DigestBuilder::new();
+        let mut head = Vec::new();
         while let Some(chunk) = bytes.next().await {
             let chunk =
                 chunk.map_err(|e| FileError::new(FileErrorReason::StoreFull, e.to_string()))?;
             hasher.update(&chunk);
+            sniff_head(&mut head, &chunk);
             if hasher.len() > self.inner.config.max_size {
                 staged.abort().await;
                 return Err(FileError::new(
@@ -488,6 +510,7 @@ impl Files {
             owner: principal.map(str::to_owned),
             created_at: now,
             expires_at: now + self.inner.config.retention,
+            detected_type: sniff::detect(&head).map(str::to_owned),
         };
         staged.commit(meta.clone()).await?;
         Ok(meta.file_value(self.uri_for(&meta.id)))
@@ -598,10 +621,17 @@ pub fn resolve_inline(
     let uri = DataUri::parse(value).map_err(|e| data_error(&e))?;
     check_constraints(descriptor, uri.media_type(), uri.decoded_len())?;
     let bytes = uri.decode(Some(max_inline)).map_err(|e| data_error(&e))?;
+    sniff::check_content(descriptor, uri.media_type(), sniff::detect(&bytes))?;
     Ok(FileHandle::inline(
         uri.media_type().to_owned(),
         Bytes::from(bytes),
     ))
+}
+
+/// Appends to `head` what it still lacks of the first [`sniff::SNIFF_LEN`] bytes.
+pub(crate) fn sniff_head(head: &mut Vec<u8>, chunk: &[u8]) {
+    let missing = sniff::SNIFF_LEN.saturating_sub(head.len());
+    head.extend_from_slice(&chunk[..chunk.len().min(missing)]);
 }
 
 fn data_error(e: &DataUriError) -> FileError {

@@ -3,7 +3,10 @@
 //! A write is staged ([`FileStore::stage`]), fed chunk by chunk, then either committed with
 //! its verified [`FileMeta`] or aborted. Nothing is visible before the commit; dropping a
 //! staged write (a dropped connection) removes it. Committing an id twice fails with
-//! [`StoreError::AlreadyExists`], which is what makes upload tickets single use.
+//! [`StoreError::AlreadyExists`], which is what makes upload tickets single use; an upload
+//! is staged with [`FileStore::stage_upload`], which also refuses a second upload of the same
+//! id while the first is still running, so racing uploads to one descriptor cannot both write
+//! a blob (exactly one commits, the other is refused before it stores anything).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,20 @@ pub struct GcReport {
 pub trait FileStore: Send + Sync + std::fmt::Debug + 'static {
     /// Starts a staged (invisible) write.
     fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>>;
+    /// Starts the staged write of the upload of file `id`: [`StoreError::AlreadyExists`] when
+    /// `id` is committed or another upload of it is in progress. The default checks for a
+    /// committed record only; stores that can claim an id atomically override it.
+    fn stage_upload<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
+        Box::pin(async move {
+            if self.meta(id).await?.is_some() {
+                return Err(StoreError::AlreadyExists);
+            }
+            self.stage().await
+        })
+    }
     /// Reads a file's metadata; `Ok(None)` when unknown.
     fn meta<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<FileMeta>, StoreError>>;
     /// Streams a committed file's bytes.
@@ -73,20 +90,87 @@ fn parse_meta(bytes: &[u8]) -> Result<FileMeta, StoreError> {
 /// Crash safety: bytes go to `tmp/`, are fsynced, then renamed into `blobs/` (atomic); the
 /// record is written to `tmp/`, fsynced and hard-linked into `files/` (atomic
 /// create-if-absent); directories are fsynced after each step. A crash leaves at most
-/// orphaned `tmp/` files or an unreferenced blob, both removed by GC.
+/// orphaned `tmp/` files or an unreferenced blob. Every staged file and upload claim in
+/// `tmp/` is held under an exclusive file lock while in use, which the kernel releases when
+/// the process dies: [`LocalFileStore::open`] deletes the `tmp/` entries nobody holds (a killed
+/// upload's bytes are gone at the next start, while uploads of another process sharing the
+/// directory are left alone), and GC deletes unreferenced blobs.
+///
+/// An optional byte quota ([`LocalFileStore::with_quota`]) bounds the bytes in `blobs/` plus
+/// those being staged; a write beyond it fails like a full disk.
 #[derive(Debug, Clone)]
 pub struct LocalFileStore {
     root: PathBuf,
+    quota: Option<Arc<Quota>>,
+}
+
+/// Bytes in use against a [`LocalFileStore`] quota.
+#[derive(Debug)]
+struct Quota {
+    limit: u64,
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl Quota {
+    /// Reserves `n` bytes, or refuses like a full disk.
+    fn take(&self, n: u64) -> Result<(), StoreError> {
+        use std::sync::atomic::Ordering;
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let next = used.saturating_add(n);
+            if next > self.limit {
+                return Err(StoreError::Io(format!(
+                    "store quota of {} bytes is full",
+                    self.limit
+                )));
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    fn give(&self, n: u64) {
+        use std::sync::atomic::Ordering;
+        let _ = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_sub(n))
+            });
+    }
 }
 
 impl LocalFileStore {
-    /// Opens (creating) a store under `root`.
+    /// Opens (creating) a store under `root`, and deletes what killed uploads left in `tmp/`
+    /// (entries no live process holds locked).
     pub fn open(root: impl Into<PathBuf>) -> Result<Self, StoreError> {
         let root = root.into();
         for dir in ["blobs", "files", "tmp"] {
             std::fs::create_dir_all(root.join(dir))?;
         }
-        Ok(Self { root })
+        let removed = clean_abandoned(&root.join("tmp"))?;
+        if removed > 0 {
+            tracing::info!(removed, store = %root.display(), "removed abandoned staged uploads");
+        }
+        Ok(Self { root, quota: None })
+    }
+
+    /// Bounds the bytes the store holds (blobs plus uploads being staged) to `limit`: a write
+    /// beyond it fails as a full disk does (`storeFull`). Counts the blobs already there.
+    pub fn with_quota(mut self, limit: u64) -> Result<Self, StoreError> {
+        let mut used = 0u64;
+        for entry in std::fs::read_dir(self.root.join("blobs"))? {
+            used = used.saturating_add(entry?.metadata()?.len());
+        }
+        self.quota = Some(Arc::new(Quota {
+            limit,
+            used: std::sync::atomic::AtomicU64::new(used),
+        }));
+        Ok(self)
     }
 
     fn blob_path(&self, digest: &str) -> PathBuf {
@@ -101,6 +185,100 @@ impl LocalFileStore {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// A staged write in `tmp/`, locked for as long as it lives; `claim` is the upload claim
+    /// it carries (released when the staged write ends).
+    async fn stage_with(&self, claim: Option<Claim>) -> Result<Box<dyn StagedFile>, StoreError> {
+        let path = self.root.join("tmp").join(random_name::<16>()?);
+        let (file, lock) = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&path)?;
+                let lock = file.try_clone()?;
+                lock_exclusive(&lock, &path)?;
+                Ok((file, lock))
+            })
+            .await
+            .map_err(|e| StoreError::Io(e.to_string()))??
+        };
+        Ok(Box::new(LocalStaged {
+            file: Some(tokio::io::BufWriter::with_capacity(
+                1 << 20,
+                tokio::fs::File::from_std(file),
+            )),
+            path: Some(path),
+            root: self.root.clone(),
+            _lock: Some(lock),
+            _claim: claim,
+            quota: self.quota.clone(),
+            written: 0,
+        }) as Box<dyn StagedFile>)
+    }
+}
+
+/// Takes the exclusive lock of a `tmp/` entry; an entry is in use exactly while locked.
+fn lock_exclusive(file: &std::fs::File, path: &Path) -> Result<(), StoreError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Io(format!(
+            "{} is locked by another process",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(e.into()),
+    }
+}
+
+/// Deletes the entries of `tmp` that no process holds locked; returns how many.
+fn clean_abandoned(tmp: &Path) -> Result<usize, StoreError> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(tmp)? {
+        let path = entry?.path();
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        if file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// A claim on an upload's file id: `tmp/<id>.claim`, created exclusively and locked; removed
+/// when dropped.
+#[derive(Debug)]
+struct Claim {
+    path: PathBuf,
+    _file: std::fs::File,
+}
+
+impl Claim {
+    /// Claims `id` in `root`, or [`StoreError::AlreadyExists`] when another upload holds it.
+    fn take(root: &Path, id: &str) -> Result<Self, StoreError> {
+        let path = root.join("tmp").join(format!("{id}.claim"));
+        let file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(StoreError::AlreadyExists);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let claim = Self { path, _file: file };
+        lock_exclusive(&claim._file, &claim.path)?;
+        Ok(claim)
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
@@ -111,12 +289,21 @@ struct LocalStaged {
     file: Option<tokio::io::BufWriter<tokio::fs::File>>,
     path: Option<PathBuf>,
     root: PathBuf,
+    /// A second handle on the staged file, holding its lock until the staged write ends.
+    _lock: Option<std::fs::File>,
+    _claim: Option<Claim>,
+    quota: Option<Arc<Quota>>,
+    /// Bytes taken from the quota.
+    written: u64,
 }
 
 impl Drop for LocalStaged {
     fn drop(&mut self) {
         if let Some(path) = self.path.take() {
             let _ = std::fs::remove_file(path);
+        }
+        if let Some(q) = &self.quota {
+            q.give(self.written);
         }
     }
 }
@@ -128,6 +315,10 @@ impl StagedFile for LocalStaged {
                 .file
                 .as_mut()
                 .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
+            if let Some(q) = &self.quota {
+                q.take(chunk.len() as u64)?;
+                self.written += chunk.len() as u64;
+            }
             file.write_all(&chunk).await?;
             Ok(())
         })
@@ -148,9 +339,17 @@ impl StagedFile for LocalStaged {
                 .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
             let root = self.root.clone();
             let json = meta_json(&meta)?;
-            tokio::task::spawn_blocking(move || commit_local(&root, &tmp, &meta, &json))
-                .await
-                .map_err(|e| StoreError::Io(e.to_string()))?
+            let committed =
+                tokio::task::spawn_blocking(move || commit_local(&root, &tmp, &meta, &json))
+                    .await
+                    .map_err(|e| StoreError::Io(e.to_string()))?;
+            // The bytes now count as a blob, unless an identical blob was there already.
+            if let Ok(true) = committed {
+                self.written = 0;
+            }
+            // Dropping `self` gives back what no longer counts and releases the lock and the
+            // upload claim, after the record is in place.
+            committed.map(|_| ())
         })
     }
 
@@ -160,7 +359,9 @@ impl StagedFile for LocalStaged {
     }
 }
 
-fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result<(), StoreError> {
+/// Moves the staged bytes into `blobs/` and links the record; `Ok(true)` when the blob is new
+/// (not an identical one already stored).
+fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result<bool, StoreError> {
     use std::io::Write as _;
     let final_meta = root.join("files").join(format!("{}.json", meta.id));
     if final_meta.exists() {
@@ -168,6 +369,7 @@ fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result
         return Err(StoreError::AlreadyExists);
     }
     let blob = root.join("blobs").join(&meta.digest.value);
+    let new_blob = !blob.exists();
     let renamed = std::fs::rename(tmp, &blob);
     if let Err(e) = renamed {
         let _ = std::fs::remove_file(tmp);
@@ -186,12 +388,17 @@ fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result
     let _ = std::fs::remove_file(&tmp_meta);
     written?;
     sync_dir(&root.join("files"))?;
-    Ok(())
+    Ok(new_blob)
 }
 
 /// A random name for a temporary object (an error, never a weaker name, without randomness).
 fn random_name<const N: usize>() -> std::io::Result<String> {
     smcp_server::keys::random_hex::<N>().map_err(std::io::Error::other)
+}
+
+/// Whether a `tmp/` entry is held locked by a staged write or an upload claim.
+fn in_use(path: &Path) -> bool {
+    std::fs::File::open(path).is_ok_and(|f| f.try_lock().is_err())
 }
 
 fn mtime_secs(md: &std::fs::Metadata) -> u64 {
@@ -203,18 +410,27 @@ fn mtime_secs(md: &std::fs::Metadata) -> u64 {
 
 impl FileStore for LocalFileStore {
     fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
+        Box::pin(self.stage_with(None))
+    }
+
+    fn stage_upload<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
         Box::pin(async move {
-            let path = self.root.join("tmp").join(random_name::<16>()?);
-            let file = tokio::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .await?;
-            Ok(Box::new(LocalStaged {
-                file: Some(tokio::io::BufWriter::with_capacity(1 << 20, file)),
-                path: Some(path),
-                root: self.root.clone(),
-            }) as Box<dyn StagedFile>)
+            if !FileMeta::valid_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let root = self.root.clone();
+            let owned = id.to_owned();
+            let claim = tokio::task::spawn_blocking(move || Claim::take(&root, &owned))
+                .await
+                .map_err(|e| StoreError::Io(e.to_string()))??;
+            // Claimed: no other upload of `id` runs now; one that finished has its record.
+            if self.meta(id).await?.is_some() {
+                return Err(StoreError::AlreadyExists);
+            }
+            self.stage_with(Some(claim)).await
         })
     }
 
@@ -288,9 +504,15 @@ impl FileStore for LocalFileStore {
                         continue;
                     };
                     if mtime_secs(&md) <= cutoff
+                        && (dir == "blobs" || !in_use(&entry.path()))
                         && tokio::fs::remove_file(entry.path()).await.is_ok()
                     {
                         *count += 1;
+                        if dir == "blobs"
+                            && let Some(q) = &self.quota
+                        {
+                            q.give(md.len());
+                        }
                     }
                 }
             }
@@ -314,6 +536,12 @@ impl ObjectStoreFileStore {
     }
 }
 
+impl ObjectStaged {
+    async fn abort_now(self) {
+        Box::new(self).abort().await;
+    }
+}
+
 fn os_path(dir: &str, name: &str) -> object_store::path::Path {
     object_store::path::Path::from(format!("{dir}/{name}"))
 }
@@ -322,19 +550,30 @@ struct ObjectStaged {
     store: Arc<dyn ObjectStore>,
     path: object_store::path::Path,
     writer: Option<object_store::buffered::BufWriter>,
+    /// The upload claim (`tmp/<id>.claim`, created with `PutMode::Create`), deleted when the
+    /// staged write ends; a claim left by a crash goes with GC's staging sweep.
+    claim: Option<object_store::path::Path>,
 }
 
 impl Drop for ObjectStaged {
     fn drop(&mut self) {
-        if let Some(mut writer) = self.writer.take() {
-            let store = self.store.clone();
-            let path = self.path.clone();
-            if let Ok(rt) = tokio::runtime::Handle::try_current() {
-                rt.spawn(async move {
+        let writer = self.writer.take();
+        let claim = self.claim.take();
+        if writer.is_none() && claim.is_none() {
+            return;
+        }
+        let store = self.store.clone();
+        let path = self.path.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                if let Some(mut writer) = writer {
                     let _ = writer.abort().await;
                     let _ = store.delete(&path).await;
-                });
-            }
+                }
+                if let Some(claim) = claim {
+                    let _ = store.delete(&claim).await;
+                }
+            });
         }
     }
 }
@@ -376,12 +615,14 @@ impl StagedFile for ObjectStaged {
             store
                 .put_opts(&record, PutPayload::from(json), PutMode::Create.into())
                 .await?;
+            // Dropping `self` releases the upload claim, now that the record is in place.
             Ok(())
         })
     }
 
     fn abort(mut self: Box<Self>) -> BoxFuture<'static, ()> {
         let writer = self.writer.take();
+        let claim = self.claim.take();
         let store = self.store.clone();
         let path = self.path.clone();
         Box::pin(async move {
@@ -389,20 +630,56 @@ impl StagedFile for ObjectStaged {
                 let _ = w.abort().await;
             }
             let _ = store.delete(&path).await;
+            if let Some(claim) = claim {
+                let _ = store.delete(&claim).await;
+            }
+        })
+    }
+}
+
+impl ObjectStoreFileStore {
+    fn staged(&self, claim: Option<object_store::path::Path>) -> Result<ObjectStaged, StoreError> {
+        let path = os_path("tmp", &random_name::<16>()?);
+        let writer = object_store::buffered::BufWriter::new(self.store.clone(), path.clone());
+        Ok(ObjectStaged {
+            store: self.store.clone(),
+            path,
+            writer: Some(writer),
+            claim,
         })
     }
 }
 
 impl FileStore for ObjectStoreFileStore {
     fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
+        Box::pin(async move { Ok(Box::new(self.staged(None)?) as Box<dyn StagedFile>) })
+    }
+
+    fn stage_upload<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
         Box::pin(async move {
-            let path = os_path("tmp", &random_name::<16>()?);
-            let writer = object_store::buffered::BufWriter::new(self.store.clone(), path.clone());
-            Ok(Box::new(ObjectStaged {
-                store: self.store.clone(),
-                path,
-                writer: Some(writer),
-            }) as Box<dyn StagedFile>)
+            if !FileMeta::valid_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let claim = os_path("tmp", &format!("{id}.claim"));
+            self.store
+                .put_opts(&claim, PutPayload::new(), PutMode::Create.into())
+                .await?;
+            // Build the staged write first, so the claim is released on every path below.
+            let staged = match self.staged(Some(claim.clone())) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = self.store.delete(&claim).await;
+                    return Err(e);
+                }
+            };
+            if self.meta(id).await?.is_some() {
+                staged.abort_now().await;
+                return Err(StoreError::AlreadyExists);
+            }
+            Ok(Box::new(staged) as Box<dyn StagedFile>)
         })
     }
 

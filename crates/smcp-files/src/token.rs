@@ -23,6 +23,17 @@ pub enum Direction {
     Download,
 }
 
+/// The data-plane route an upload token may be redeemed on: the one its descriptor names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Route {
+    /// Raw body, `PUT <prefix>/upload/<token>`.
+    #[serde(rename = "p")]
+    Put,
+    /// `multipart/form-data` `POST <prefix>/upload`.
+    #[serde(rename = "f")]
+    Form,
+}
+
 /// What a token grants.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Claims {
@@ -53,6 +64,9 @@ pub struct Claims {
     /// Upload: the file's retention deadline (Unix seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ret: Option<u64>,
+    /// Upload: the only route the token is good for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Route>,
 }
 
 /// Why a token was refused.
@@ -70,6 +84,10 @@ pub enum TokenError {
     /// An upload token used to download or vice versa.
     #[error("token for the other direction")]
     WrongDirection,
+    /// An upload token redeemed on a route other than its descriptor's (a `PUT` token in a
+    /// multipart form, or the reverse).
+    #[error("token for another upload route")]
+    WrongRoute,
 }
 
 /// The key-ring purpose of transfer tokens (see `smcp_server::keys`).
@@ -80,6 +98,21 @@ pub fn sign(ring: &KeyRing, claims: &Claims) -> String {
     // Claims are plain data: serializing them cannot fail.
     let json = serde_json::to_vec(claims).unwrap_or_default();
     ring.sign(PURPOSE, &json)
+}
+
+/// Verifies an upload token for `route`: [`verify`], and the route the token was issued
+/// for (a token without one is refused: every upload token names its route).
+pub fn verify_upload(
+    ring: &KeyRing,
+    token: &str,
+    route: Route,
+    now: u64,
+) -> Result<Claims, TokenError> {
+    let claims = verify(ring, token, Direction::Upload, now)?;
+    if claims.via != Some(route) {
+        return Err(TokenError::WrongRoute);
+    }
+    Ok(claims)
 }
 
 /// Verifies a token's signature, direction and expiry at `now` (Unix seconds).
@@ -114,6 +147,7 @@ mod tests {
             mime: None,
             name: None,
             ret: None,
+            via: Some(Route::Put),
         }
     }
 
@@ -159,6 +193,18 @@ mod tests {
         let rotated = KeyRing::new(smcp_server::Key::new("k2", [2; 32]).unwrap())
             .with_previous(smcp_server::Key::new("k1", [1; 32]).unwrap());
         assert!(verify(&rotated, &t, Direction::Upload, 1).is_ok());
+        // Bound to its route.
+        assert!(verify_upload(&ring, &t, Route::Put, 1).is_ok());
+        assert_eq!(
+            verify_upload(&ring, &t, Route::Form, 1),
+            Err(TokenError::WrongRoute)
+        );
+        let mut unbound = claims(Direction::Upload);
+        unbound.via = None;
+        assert_eq!(
+            verify_upload(&ring, &sign(&ring, &unbound), Route::Put, 1),
+            Err(TokenError::WrongRoute)
+        );
         assert_eq!(
             verify(&ring, "nonsense", Direction::Upload, 1),
             Err(TokenError::Malformed)

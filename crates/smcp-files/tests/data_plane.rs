@@ -150,8 +150,9 @@ async fn replayed_upload_token_is_refused() -> Result<()> {
         put(&files, &auth.upload.url, "one").await?.0,
         StatusCode::OK
     );
+    // docs/files/errors.md: 410 descriptorExpired, also for a redeemed descriptor.
     let (status, body) = put(&files, &auth.upload.url, "two").await?;
-    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(status, StatusCode::GONE);
     assert_eq!(body["reason"], "descriptorExpired");
     let h = files
         .resolve(&auth.file.uri, &FileInputDescriptor::default(), None)
@@ -184,20 +185,24 @@ async fn size_digest_and_limit_mismatches_leave_nothing() -> Result<()> {
             .map(|e| e.reason.as_str()),
         Some("fileUnavailable")
     );
-    // Fewer bytes than authorized → 400 sizeMismatch.
+    // One byte short → 413 sizeMismatch (docs/files/upload.md, Integrity).
     let auth = files.authorize_upload(&params(Some(6), None), None)?;
     let (status, body) = put(&files, &auth.upload.url, "hello").await?;
     assert_eq!(
         (status, body["reason"].clone()),
-        (StatusCode::BAD_REQUEST, json!("sizeMismatch"))
+        (StatusCode::PAYLOAD_TOO_LARGE, json!("sizeMismatch"))
+    );
+    assert_eq!(
+        (body["expectedSize"].clone(), body["actualSize"].clone()),
+        (json!(6), json!(5))
     );
     assert!(files.lookup(&auth.file.uri, None).await.is_err());
-    // More bytes than authorized → 413 maxSizeExceeded.
+    // One byte over the authorized size → 413 sizeMismatch too (the size is exact).
     let auth = files.authorize_upload(&params(Some(4), None), None)?;
     let (status, body) = put(&files, &auth.upload.url, "hello").await?;
     assert_eq!(
         (status, body["reason"].clone()),
-        (StatusCode::PAYLOAD_TOO_LARGE, json!("maxSizeExceeded"))
+        (StatusCode::PAYLOAD_TOO_LARGE, json!("sizeMismatch"))
     );
     assert!(files.lookup(&auth.file.uri, None).await.is_err());
     // Above the server limit without a declared size.
@@ -262,8 +267,11 @@ async fn truncated_upload_leaves_nothing_after_gc() -> Result<()> {
         )),
     ];
     let body = Body::from_stream(futures_util::stream::iter(chunks));
-    let (status, _) = put(&files, &auth.upload.url, body).await?;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = put(&files, &auth.upload.url, body).await?;
+    assert_eq!(
+        (status, body["reason"].clone()),
+        (StatusCode::PAYLOAD_TOO_LARGE, json!("sizeMismatch"))
+    );
     assert!(files.lookup(&auth.file.uri, None).await.is_err());
     assert_eq!(tmp_entries(&dir), 0);
     let report = store.collect_garbage(u64::MAX, 0).await?;
@@ -321,7 +329,7 @@ async fn object_store_backend_commits_once_and_gcs() -> Result<()> {
     );
     assert_eq!(
         put(&files, &auth.upload.url, "hello").await?.0,
-        StatusCode::CONFLICT
+        StatusCode::GONE
     );
     let h = files
         .resolve(&auth.file.uri, &FileInputDescriptor::default(), None)

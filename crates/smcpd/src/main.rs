@@ -374,6 +374,26 @@ struct FilesFlags {
     /// `scripts/conformance-files`. Needs file transfer (TLS).
     #[arg(long, conflicts_with = "no_files")]
     sep2631_fixtures: bool,
+    /// How long an upload or download descriptor can be redeemed, in seconds (its
+    /// `expiresAt`). Descriptors are bearer capabilities: keep this to minutes.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    files_descriptor_ttl: u64,
+    /// Largest uploaded or generated file, in bytes (inline `data:` values stop at 8 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    files_max_size: u64,
+    /// Most file values one tools/call may carry (every item of every file field; the same
+    /// file named twice counts twice). More is refused (`tooManyFiles`) before any is read.
+    #[arg(long, value_name = "N", default_value_t = smcp_files::DEFAULT_MAX_CALL_FILES)]
+    files_max_call_files: usize,
+    /// Most bytes the file arguments of one tools/call may add up to (a file named twice
+    /// counts twice). More is refused (`maxSizeExceeded`) before the tool runs.
+    #[arg(long, value_name = "BYTES", default_value_t = smcp_files::DEFAULT_MAX_CALL_BYTES)]
+    files_max_call_bytes: u64,
+    /// Most bytes the file store may hold (stored files plus uploads in progress); beyond
+    /// it uploads are refused with 507 `storeFull`, as on a full disk. Default: no quota
+    /// (the disk is the limit).
+    #[arg(long, value_name = "BYTES")]
+    files_store_quota: Option<u64>,
 }
 
 /// The SEP-2631 file service from the flags: on with TLS, or with `--insecure-http-files`
@@ -399,8 +419,13 @@ fn file_service(
         .files_dir
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join("smcpd-files"));
-    let store = LocalFileStore::open(&dir)
+    let mut store = LocalFileStore::open(&dir)
         .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+    if let Some(quota) = args.files_store_quota {
+        store = store
+            .with_quota(quota)
+            .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+    }
     let keys = match smcp_server::KeyRing::parse_all(&args.files_keys)
         .context("--files-key expects ID:BASE64 (32 bytes)")?
     {
@@ -415,6 +440,11 @@ fn file_service(
             UploadStyle::Put
         },
         allow_insecure_loopback: !tls && args.insecure_http_files,
+        upload_ttl: args.files_descriptor_ttl,
+        download_ttl: args.files_descriptor_ttl,
+        max_size: args.files_max_size,
+        max_call_files: args.files_max_call_files,
+        max_call_bytes: args.files_max_call_bytes,
         ..FilesConfig::default()
     };
     let files = Files::new(std::sync::Arc::new(store), keys, config)?;

@@ -14,7 +14,7 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncWriteExt;
 
-use super::policy::{check_descriptor, descriptor_method};
+use super::policy::{check_descriptor, descriptor_method, refused_address};
 use super::transfer_error::{Operation, TransferError};
 use super::{Progress, refusal};
 use crate::client::{Client, decode};
@@ -181,9 +181,10 @@ impl Client {
         dest: &Path,
         progress: Option<Progress<'_>>,
     ) -> Result<(PathBuf, FileValue)> {
-        let (http, cfg) = self.data_plane()?;
+        let (http, cfg, policy) = self.data_plane()?;
         let auth = self.authorize_download(uri).await?;
         let url = check_descriptor(&auth.download, cfg.allow_insecure_loopback)?;
+        policy.check_url(&url)?;
         let method = descriptor_method(&auth.download, Operation::Download)?;
         let announced: Vec<&FileValue> = given.into_iter().chain([&auth.file]).collect();
         let target = target_path(
@@ -201,9 +202,11 @@ impl Client {
         for (k, v) in super::upload::descriptor_headers(auth.download.headers.as_ref(), false) {
             req = req.header(k, v);
         }
-        let resp = req.send().await.map_err(|source| TransferError::Http {
-            operation: Operation::Download,
-            source,
+        let resp = req.send().await.map_err(|source| {
+            refused_address(&source).unwrap_or(TransferError::Http {
+                operation: Operation::Download,
+                source,
+            })
         })?;
         if !resp.status().is_success() {
             return Err(refusal(resp, Operation::Download).await.into());

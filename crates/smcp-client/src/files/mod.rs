@@ -4,14 +4,16 @@
 //!
 //! Security (REQUIREMENTS A22): descriptors must be `https` (plain `http` only on loopback
 //! and only when [`FileTransfer::allow_insecure_loopback`] is set) and are checked before any
-//! connection ([`check_descriptor`]); descriptor URLs are fetched with a separate HTTP client
-//! that never carries the MCP endpoint's headers (`Authorization`, cookies) and never follows
-//! redirects. Downloads land under their final name only after size and digest were verified.
+//! connection ([`check_descriptor`]); their hosts must be public addresses unless they are the
+//! MCP server's own host or loopback under the opt-in ([`AddressPolicy`]: IP literals before
+//! connecting, names by the resolver, so the address connected to is the checked one);
+//! descriptor URLs are fetched with a separate HTTP client that never carries the MCP
+//! endpoint's headers (`Authorization`, cookies), never follows redirects and uses no proxy. Downloads land under their final name only after size and digest were verified.
 //! Failures carry a typed [`TransferError`] ([`crate::Error::transfer_error`]).
 //!
 //! | module | what |
 //! |---|---|
-//! | `policy` | [`check_descriptor`], [`check_transfer_url`], [`is_loopback`] |
+//! | `policy` | [`check_descriptor`], [`check_transfer_url`], [`is_loopback`], [`AddressPolicy`], [`is_public`] |
 //! | `upload` | `files/authorizeUpload`, raw and multipart uploads ([`Client::upload_path`]) |
 //! | `download` | `files/authorizeDownload`, verified downloads ([`Client::download_file`]) |
 //! | `error` | [`TransferError`] |
@@ -34,7 +36,7 @@ use smcp_proto::ext::files::{
 use smcp_proto::server::tools::CallToolResult;
 use tokio::io::AsyncReadExt;
 
-pub use policy::{check_descriptor, check_transfer_url, is_loopback};
+pub use policy::{AddressPolicy, check_descriptor, check_transfer_url, is_loopback, is_public};
 pub use transfer_error::{Operation, TransferError};
 
 use crate::client::Client;
@@ -54,8 +56,9 @@ pub struct FileTransfer {
     pub upload: bool,
     /// Declare and use out-of-band download.
     pub download: bool,
-    /// Accept `http://127.0.0.1` / `http://[::1]` / `http://localhost` descriptors
-    /// (development only; never other plain-http hosts).
+    /// Accept `http://127.0.0.1` / `http://[::1]` / `http://localhost` descriptors, and
+    /// descriptors on loopback addresses at all (development only; never other plain-http
+    /// hosts, never other non-public addresses).
     pub allow_insecure_loopback: bool,
 }
 
@@ -76,11 +79,17 @@ impl FileTransfer {
     }
 }
 
+/// The HTTP client for descriptor URLs: no redirects, no proxy (the address connected to is
+/// the one `policy` checked), and a resolver that refuses non-public addresses.
 pub(crate) fn data_plane_client(
     roots: &[reqwest::Certificate],
     connect_timeout: Option<Duration>,
+    policy: &AddressPolicy,
 ) -> Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(std::sync::Arc::new(policy.clone()));
     for root in roots {
         builder = builder.add_root_certificate(root.clone());
     }
@@ -241,9 +250,9 @@ async fn refusal(resp: reqwest::Response, operation: Operation) -> TransferError
 }
 
 impl Client {
-    fn data_plane(&self) -> Result<(&reqwest::Client, &FileTransfer)> {
+    fn data_plane(&self) -> Result<(&reqwest::Client, &FileTransfer, &AddressPolicy)> {
         match (&self.inner.data_plane, &self.inner.files) {
-            (Some(http), Some(cfg)) => Ok((http, cfg)),
+            (Some((http, policy)), Some(cfg)) => Ok((http, cfg, policy)),
             _ => Err(Error::config(
                 "file transfer is not enabled (ClientBuilder::files)",
             )),

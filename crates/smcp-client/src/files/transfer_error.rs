@@ -29,8 +29,8 @@ impl fmt::Display for Operation {
 ///
 /// Descriptor refusals ([`UnsupportedTransport`](Self::UnsupportedTransport),
 /// [`InvalidUrl`](Self::InvalidUrl), [`InsecureUrl`](Self::InsecureUrl),
-/// [`InvalidMethod`](Self::InvalidMethod)) are decided before any connection to the descriptor
-/// URL is made. Integrity failures ([`SizeMismatch`](Self::SizeMismatch),
+/// [`NonPublicAddress`](Self::NonPublicAddress), [`InvalidMethod`](Self::InvalidMethod)) are
+/// decided before any connection to the descriptor URL is made. Integrity failures ([`SizeMismatch`](Self::SizeMismatch),
 /// [`DigestMismatch`](Self::DigestMismatch),
 /// [`UnsupportedDigestAlgorithm`](Self::UnsupportedDigestAlgorithm)) leave no file under the
 /// destination name.
@@ -62,6 +62,17 @@ pub enum TransferError {
         host: String,
         /// Whether plain http to loopback would have been accepted.
         loopback_allowed: bool,
+    },
+    /// The descriptor's host is, or resolves to, a non-public address (private, loopback,
+    /// link-local, unspecified, multicast, …; REQUIREMENTS A22.133) that is neither the MCP
+    /// server's own host nor loopback under the development opt-in. Decided before any
+    /// connection to that address.
+    #[error("descriptor host {host} refused: {address} is not a public address")]
+    NonPublicAddress {
+        /// The descriptor URL's host (path and query are left out).
+        host: String,
+        /// The refused address.
+        address: std::net::IpAddr,
     },
     /// The descriptor's HTTP method does not fit the direction (`PUT`/`POST` to upload,
     /// `GET` to download).
@@ -169,6 +180,7 @@ impl TransferError {
             Self::UnsupportedTransport { .. }
                 | Self::InvalidUrl { .. }
                 | Self::InsecureUrl { .. }
+                | Self::NonPublicAddress { .. }
                 | Self::InvalidMethod { .. }
         )
     }

@@ -13,7 +13,7 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncReadExt;
 
-use super::policy::{check_descriptor, descriptor_method};
+use super::policy::{check_descriptor, descriptor_method, refused_address};
 use super::transfer_error::{Operation, TransferError};
 use super::{CHUNK, Progress, digest_path, guess_mime, normalize_mime, refusal};
 use crate::client::{Client, decode};
@@ -75,7 +75,7 @@ impl Client {
         mime_type: Option<&str>,
         progress: Option<Progress<'_>>,
     ) -> Result<FileValue> {
-        let (http, cfg) = self.data_plane()?;
+        let (http, cfg, policy) = self.data_plane()?;
         let mime = match mime_type {
             Some(m) => normalize_mime(m)?,
             None => guess_mime(path).to_owned(),
@@ -92,6 +92,7 @@ impl Client {
             })
             .await?;
         let url = check_descriptor(&auth.upload, cfg.allow_insecure_loopback)?;
+        policy.check_url(&url)?;
         let method = descriptor_method(&auth.upload, Operation::Upload)?;
         tracing::info!(file = %path.display(), host = ?url.host_str(), size, "uploading");
         let mut file = tokio::fs::File::open(path)
@@ -129,9 +130,11 @@ impl Client {
             }
         };
         let (resp, ()) = tokio::join!(req.send(), pump);
-        let resp = resp.map_err(|source| TransferError::Http {
-            operation: Operation::Upload,
-            source,
+        let resp = resp.map_err(|source| {
+            refused_address(&source).unwrap_or(TransferError::Http {
+                operation: Operation::Upload,
+                source,
+            })
         })?;
         if !resp.status().is_success() {
             return Err(refusal(resp, Operation::Upload).await.into());

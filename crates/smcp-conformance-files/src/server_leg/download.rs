@@ -106,7 +106,37 @@ pub(crate) async fn download(wire: &Wire, rec: &mut Recorder) -> Result<(), Wire
     let Some(desc) = result.get("download") else {
         return Ok(());
     };
-    let problem = match wire.download(desc).await {
+    let downloaded = wire.download(desc).await;
+    if let Ok(d) = &downloaded
+        && d.status == 200
+    {
+        let mut p = Vec::new();
+        if !d
+            .header("x-content-type-options")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("nosniff"))
+        {
+            p.push(format!(
+                "X-Content-Type-Options = {:?}, want nosniff",
+                d.header("x-content-type-options")
+            ));
+        }
+        if !d.header("content-disposition").is_some_and(|v| {
+            v.trim_start()
+                .get(..10)
+                .is_some_and(|a| a.eq_ignore_ascii_case("attachment"))
+        }) {
+            p.push(format!(
+                "Content-Disposition = {:?}, want attachment",
+                d.header("content-disposition")
+            ));
+        }
+        rec.should(
+            "sep2631-download-served-as-attachment",
+            &sep::DOWNLOAD_INERT,
+            (!p.is_empty()).then(|| p.join("; ")),
+        );
+    }
+    let problem = match downloaded {
         Ok(d) if d.status == 200 && d.bytes == want => None,
         Ok(d) if d.status == 200 => Some(format!(
             "downloaded {} bytes with digest {}, want {size} bytes with {}",

@@ -8,6 +8,12 @@ use crate::report::Recorder;
 use crate::sep;
 use crate::wire::{Wire, WireError, files_caps};
 
+/// The start of a Windows PE executable (DOS header, `MZ`).
+pub(crate) const PE_HEAD: &[u8] = &[
+    0x4D, 0x5A, 0x90, 0x00, 0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x00, 0x00,
+    0xB8, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+];
+
 /// A tiny valid PNG (1x1).
 pub(crate) const PNG_1X1: &[u8] = &[
     0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0x49, 0x48, 0x44, 0x52, 0, 0, 0,
@@ -34,6 +40,19 @@ pub(crate) async fn run(wire: &Wire, rec: &mut Recorder) -> Result<(), WireError
         "sep2631-inline-base64-accepted",
         &sep::INLINE_ACCEPTED,
         expect_file_result(&o, hello, "text/plain"),
+    );
+
+    // An executable declared as an accepted image type: the content decides.
+    let o = call(
+        wire,
+        "files_any_image",
+        &data_uri_base64("image/png", PE_HEAD),
+    )
+    .await?;
+    rec.should(
+        "sep2631-content-checked-against-accept",
+        &sep::CONTENT_SNIFFED,
+        expect_rejected(&o, "file", &["mimeTypeNotAccepted"]),
     );
 
     let odd = b"50% off & more; \"quoted\"";

@@ -178,6 +178,19 @@ pub(crate) async fn upload(
         )
     });
     rec.must("sep2631-upload-replay-refused", &sep::REPLAY, problem);
+    rec.must(
+        "sep2631-upload-replay-status",
+        &sep::REPLAY_STATUS,
+        (replay.status != 410 || replay.reason().as_deref() != Some("descriptorExpired")).then(
+            || {
+                format!(
+                    "HTTP {} reason {:?}, want 410 descriptorExpired",
+                    replay.status,
+                    replay.reason()
+                )
+            },
+        ),
+    );
     let o = Outcome::of(
         &wire
             .call_tool("files_upload_only", json!({"file": uri}), files_caps())
@@ -344,6 +357,73 @@ pub(crate) async fn integrity(wire: &Wire, rec: &mut Recorder) -> Result<(), Wir
             None
         }
     };
+    // One byte short: authorize 10, upload 9.
+    let reply = wire
+        .rpc(
+            "files/authorizeUpload",
+            json!({"name": "nine.txt", "mimeType": "text/plain", "size": 10}),
+            files_caps(),
+        )
+        .await?;
+    let problem = match reply.result().and_then(|r| r.get("upload")) {
+        Some(desc) => {
+            let d = wire
+                .upload(desc, b"012345678", "nine.txt", "text/plain")
+                .await?;
+            (d.status != 413 || d.reason().as_deref() != Some("sizeMismatch")).then(|| {
+                format!(
+                    "upload of 9 bytes for size 10 answered HTTP {} reason {:?}, want 413 sizeMismatch",
+                    d.status,
+                    d.reason()
+                )
+            })
+        }
+        None => Some(format!("authorizeUpload failed: {}", reply.evidence())),
+    };
+    rec.must("sep2631-size-short-by-one-413", &sep::SIZE_STATUS, problem);
+
+    // A size that is not a non-negative integer.
+    for size in [json!(-1), json!(1.5), json!("10")] {
+        let reply = wire
+            .rpc(
+                "files/authorizeUpload",
+                json!({"name": "x.txt", "mimeType": "text/plain", "size": size}),
+                files_caps(),
+            )
+            .await?;
+        let reason = reply
+            .error_data()
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let details = Some(json!({"size": size, "reply": reply.evidence()}));
+        let code_ok = reply.error_code() == Some(smcp_proto::error::INVALID_PARAMS);
+        rec.push(
+            "sep2631-invalid-size-rejected",
+            &sep::INVALID_SIZE,
+            if code_ok {
+                Status::Success
+            } else {
+                Status::Failure
+            },
+            (!code_ok).then(|| format!("size {size}: want -32602, got {}", reply.evidence())),
+            details.clone(),
+        );
+        let reason_ok = reason.as_deref() == Some("invalidSize");
+        rec.push(
+            "sep2631-invalid-size-reason",
+            &sep::INVALID_SIZE,
+            if reason_ok {
+                Status::Success
+            } else {
+                Status::Warning
+            },
+            (!reason_ok)
+                .then(|| format!("size {size}: data.reason {reason:?}, want \"invalidSize\"")),
+            details,
+        );
+    }
+
     let problem = match (&digest_reason, &size_reason) {
         (Some(d), Some(s)) if d != s => None,
         _ => Some(format!(

@@ -150,6 +150,11 @@ fn validate(
     if !accept_matches(&acc, &mime) {
         return Err("mimeTypeNotAccepted");
     }
+    // The content decides too: an executable (PE `MZ`, ELF) is no image or document.
+    let executable = bytes.starts_with(b"MZ") || bytes.starts_with(b"\x7fELF");
+    if executable && !accept.is_empty() && !accept_matches(&acc, "application/octet-stream") {
+        return Err("mimeTypeNotAccepted");
+    }
     if bytes.len() > max {
         return Err("maxSizeExceeded");
     }
@@ -205,6 +210,17 @@ async fn mcp(State(s): State<Shared>, body: Bytes) -> Response {
             )
         }
         "files/authorizeUpload" => {
+            if params
+                .get("size")
+                .is_some_and(|v| !v.is_null() && v.as_u64().is_none())
+            {
+                return rpc_err(
+                    StatusCode::OK,
+                    &id,
+                    -32602,
+                    json!({"reason": "invalidSize"}),
+                );
+            }
             let digest = match params.get("digest") {
                 None => None,
                 Some(d) if d.get("algorithm") != Some(&json!("sha-256")) => {
@@ -405,7 +421,15 @@ async fn upload(
 async fn download(State(s): State<Shared>, Path(id): Path<String>) -> Response {
     let st = s.lock().unwrap();
     match st.files.get(&format!("mcp-file://ref/{id}")) {
-        Some((b, _)) => (StatusCode::OK, b.clone()).into_response(),
+        Some((b, _)) => (
+            StatusCode::OK,
+            [
+                ("x-content-type-options", "nosniff"),
+                ("content-disposition", "attachment"),
+            ],
+            b.clone(),
+        )
+            .into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -4,19 +4,18 @@
 //! `text/plain;charset=US-ASCII`; parameters (including a legacy `name=`) are kept but ignored
 //! for matching. [`DataUri::decoded_len`] is computed from the text alone, so `maxSize` is
 //! checked before anything is decoded.
+//!
+//! Base64 payloads are strict (RFC 4648 §4, as RFC 2397 refers to RFC 2045): only the standard
+//! alphabet, no whitespace (a URI has none), padding `=` only at the end and exactly as much as
+//! the length needs, and zero unused bits in the last character, so every decoded byte string
+//! has one accepted encoding. Percent escapes are decoded first.
 
 use base64::Engine as _;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
 use super::files::{FileErrorReason, is_valid_mime, mime_essence};
 
 /// The RFC 2397 default media type.
 pub const DEFAULT_MEDIA_TYPE: &str = "text/plain;charset=US-ASCII";
-
-const LENIENT_STANDARD: GeneralPurpose = GeneralPurpose::new(
-    &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
 
 /// Why a `data:` URI was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,24 +118,13 @@ impl<'a> DataUri<'a> {
             }
         }
         if self.base64 {
-            let n = self.base64_chars().count();
-            if n % 4 == 1 {
-                return Err(DataUriError::Malformed("truncated base64"));
-            }
+            check_base64(&self.unescaped())?;
         }
         Ok(())
     }
 
     fn unescaped(&self) -> std::borrow::Cow<'a, [u8]> {
         percent_encoding::percent_decode_str(self.payload).into()
-    }
-
-    fn base64_chars(&self) -> impl Iterator<Item = u8> + '_ {
-        // Percent escapes in a base64 payload only ever encode base64 characters or padding.
-        self.unescaped()
-            .into_owned()
-            .into_iter()
-            .filter(|b| !b.is_ascii_whitespace() && *b != b'=')
     }
 
     /// The full media type, parameters included (default applied).
@@ -157,8 +145,9 @@ impl<'a> DataUri<'a> {
     /// The decoded byte count, computed without decoding.
     pub fn decoded_len(&self) -> u64 {
         if self.base64 {
-            let n = self.base64_chars().count() as u64;
-            n / 4 * 3 + (n % 4).saturating_sub(1)
+            let text = self.unescaped();
+            let pad = text.iter().rev().take_while(|b| **b == b'=').count();
+            (text.len() / 4 * 3).saturating_sub(pad) as u64
         } else {
             let escapes = self.payload.bytes().filter(|b| *b == b'%').count();
             (self.payload.len() - 2 * escapes) as u64
@@ -174,13 +163,59 @@ impl<'a> DataUri<'a> {
             return Err(DataUriError::TooLarge { max, actual });
         }
         if self.base64 {
-            let clean: Vec<u8> = self.base64_chars().collect();
-            LENIENT_STANDARD
-                .decode(&clean)
+            base64::engine::general_purpose::STANDARD
+                .decode(self.unescaped())
                 .map_err(|_| DataUriError::Malformed("invalid base64"))
         } else {
             Ok(self.unescaped().into_owned())
         }
+    }
+}
+
+/// Strict base64: the standard alphabet, length a multiple of 4, at most two `=` and only at
+/// the end, and zero unused bits in the last data character (canonical).
+fn check_base64(text: &[u8]) -> Result<(), DataUriError> {
+    let pad = text.iter().rev().take_while(|b| **b == b'=').count();
+    let data = &text[..text.len() - pad];
+    if let Some(b) = data.iter().find(|b| !is_base64_char(**b)) {
+        return Err(DataUriError::Malformed(match b {
+            b'=' => "base64 padding '=' before the end",
+            b if b.is_ascii_whitespace() => "whitespace in base64",
+            _ => "a character outside the base64 alphabet",
+        }));
+    }
+    if pad > 2 || !text.len().is_multiple_of(4) {
+        return Err(DataUriError::Malformed(
+            "base64 length is not a multiple of 4 with canonical '=' padding",
+        ));
+    }
+    // The bits of the last character that fall beyond the data must be zero.
+    let unused_mask = match pad {
+        1 => 0b11,
+        2 => 0b1111,
+        _ => 0,
+    };
+    if let Some(last) = data.last()
+        && base64_value(*last) & unused_mask != 0
+    {
+        return Err(DataUriError::Malformed(
+            "non-canonical base64 (unused bits set)",
+        ));
+    }
+    Ok(())
+}
+
+fn is_base64_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'/'
+}
+
+fn base64_value(b: u8) -> u8 {
+    match b {
+        b'A'..=b'Z' => b - b'A',
+        b'a'..=b'z' => b - b'a' + 26,
+        b'0'..=b'9' => b - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
     }
 }
 
@@ -202,7 +237,13 @@ mod tests {
                 actual: 12
             })
         );
-        for (text, len) in [("", 0), ("YQ==", 1), ("YQ", 1), ("YWI=", 2), ("YWJj", 3)] {
+        for (text, len) in [
+            ("", 0),
+            ("YQ==", 1),
+            ("YWI=", 2),
+            ("YWJj", 3),
+            ("YW%4A%6a", 3),
+        ] {
             let s = format!("data:application/octet-stream;base64,{text}");
             let u = DataUri::parse(&s)?;
             assert_eq!(u.decoded_len(), len, "{s}");
@@ -250,5 +291,36 @@ mod tests {
             Err(DataUriError::Malformed(_))
         ));
         assert!(!is_data_uri("https://x"));
+    }
+
+    #[test]
+    fn base64_is_strict_and_canonical() {
+        for bad in [
+            "YQ",       // padding missing
+            "YWI",      // padding missing
+            "YQ=",      // padding short
+            "YQ===",    // padding long
+            "YQ==YQ==", // '=' in the middle
+            "Y=Q=",     // '=' in the middle
+            "YW Jj",    // whitespace
+            "YWJj\n",   // whitespace at the end
+            "%20YWJj",  // whitespace, percent-encoded
+            "YR==",     // unused bits set ("YQ==" is the canonical 'a')
+            "YWJ=YWJj", // '=' inside
+            "YW-j",     // base64url alphabet
+            "====",     // padding only
+        ] {
+            let s = format!("data:application/octet-stream;base64,{bad}");
+            assert!(
+                matches!(DataUri::parse(&s), Err(DataUriError::Malformed(_))),
+                "{bad:?} must be refused"
+            );
+        }
+        // The refusal names the problem, never the payload.
+        let e = DataUri::parse("data:a/b;base64,c2VjcmV0=c2VjcmV0").err();
+        assert_eq!(
+            e.map(|e| e.to_string()),
+            Some("malformed data: URI: base64 padding '=' before the end".to_owned())
+        );
     }
 }

@@ -447,6 +447,12 @@ pub enum FileErrorReason {
     DescriptorExpired,
     /// The store failed (e.g. disk full).
     StoreFull,
+    /// `size` in `files/authorizeUpload` is not a non-negative integer.
+    InvalidSize,
+    /// `name` in `files/authorizeUpload` is not a string of at most 1024 bytes.
+    InvalidName,
+    /// A `tools/call` names more files than the server takes in one call.
+    TooManyFiles,
 }
 
 impl FileErrorReason {
@@ -466,6 +472,9 @@ impl FileErrorReason {
             Self::FileUnavailable => "fileUnavailable",
             Self::DescriptorExpired => "descriptorExpired",
             Self::StoreFull => "storeFull",
+            Self::InvalidSize => "invalidSize",
+            Self::InvalidName => "invalidName",
+            Self::TooManyFiles => "tooManyFiles",
         }
     }
 
@@ -477,10 +486,11 @@ impl FileErrorReason {
         }
     }
 
-    /// The data-plane HTTP status (A21 item 128).
+    /// The data-plane HTTP status (A21 item 128; the table in `docs/files/errors.md`).
     pub fn http_status(self) -> u16 {
         match self {
-            Self::MaxSizeExceeded => 413,
+            Self::MaxSizeExceeded | Self::SizeMismatch => 413,
+            Self::MimeTypeNotAccepted => 415,
             Self::DigestMismatch => 422,
             Self::DescriptorExpired => 410,
             Self::FileUnavailable => 404,
@@ -590,5 +600,29 @@ mod tests {
             serde_json::to_value(FileErrorReason::MaxSizeExceeded).ok(),
             Some(json!("maxSizeExceeded"))
         );
+    }
+
+    #[test]
+    fn reasons_map_to_the_documented_statuses() {
+        // docs/files/errors.md, "Data-plane errors".
+        for (reason, status) in [
+            (FileErrorReason::MaxSizeExceeded, 413),
+            (FileErrorReason::SizeMismatch, 413),
+            (FileErrorReason::DigestMismatch, 422),
+            (FileErrorReason::DescriptorExpired, 410),
+            (FileErrorReason::MimeTypeNotAccepted, 415),
+            (FileErrorReason::StoreFull, 507),
+        ] {
+            assert_eq!(reason.http_status(), status, "{reason}");
+        }
+        for reason in [
+            FileErrorReason::InvalidSize,
+            FileErrorReason::InvalidName,
+            FileErrorReason::TooManyFiles,
+        ] {
+            let wire = serde_json::to_value(reason).ok();
+            assert_eq!(wire, Some(json!(reason.as_str())));
+            assert_eq!(reason.rpc_code(), crate::error::INVALID_PARAMS);
+        }
     }
 }
