@@ -10,7 +10,9 @@
 //! | [`wire`] | the exact request bytes the load sends and the response bytes the baseline writes |
 //! | [`stats`] | percentiles and medians |
 //! | [`target`] | loopback-only URL parsing (the load generator refuses anything else) |
-//! | [`procstat`] | server CPU time from `/proc/<pid>/stat` |
+//! | [`procstat`] | server CPU time, RSS and open file descriptors from `/proc/<pid>` |
+//! | [`client`] | a hyper HTTP/1.1 keep-alive client for `POST /mcp` (`smcp-load`, `soak`) |
+//! | [`listen`] | raw `subscriptions/listen` streams and a cheap notification reader (`bench-listen`, `soak`) |
 //! | [`report`] | the JSON line `smcp-load` prints and `bench-driver` reads |
 //! | `src/bin/bench-baseline.rs` | the physical-limit baseline server |
 //! | `src/bin/smcp-load.rs` | the load generator |
@@ -19,6 +21,7 @@
 //! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
 //! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does, with no MCP |
 //! | `src/bin/bench-stdio.rs` | echo round trips over stdio with 1 and 16 in flight, `smcpd --stdio` against `stdio-baseline` (`scripts/bench stdio`) |
+//! | `src/bin/soak.rs` | the soak driver behind `scripts/soak [MINUTES]`: echo load, 1,000 listen streams, MRTR rounds and catalog toggles against one `smcpd`; asserts RSS growth, fds back to baseline, zero errors, full delivery |
 //! | `scripts/bench` (workspace root) | builds the binaries and runs `bench-driver` |
 //!
 //! Dependencies: the library, `bench-baseline`, `smcp-load` and `bench-driver` need only
@@ -95,6 +98,8 @@
 //! [`wire`] writes exactly that: the echo and progress_echo bodies, the response headers and
 //! even the chunk framing of the SSE stream were identical on the wire (Date masked).
 
+pub mod client;
+pub mod listen;
 pub mod procstat;
 pub mod report;
 pub mod stats;

@@ -1,4 +1,5 @@
-//! CPU time of a process from `/proc/<pid>/stat` (Linux only).
+//! CPU time, resident memory and open file descriptors of a process from `/proc/<pid>`
+//! (Linux only).
 //!
 //! `utime + stime` cover all threads of the process. The unit is the kernel clock tick
 //! (`getconf CLK_TCK`, almost always 100 Hz), so a reading is only good to ~10 ms: rounds
@@ -23,6 +24,28 @@ pub fn cpu_time_us(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let ticks = parse_cpu_ticks(&stat)?;
     Some(ticks * 1_000_000 / clock_ticks_per_sec())
+}
+
+/// Parses `VmRSS` (in bytes) out of the text of `/proc/<pid>/status`.
+pub fn parse_vm_rss(status: &str) -> Option<u64> {
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// The resident set size of `pid`, in bytes.
+pub fn rss_bytes(pid: u32) -> Option<u64> {
+    parse_vm_rss(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+/// How many file descriptors `pid` has open (entries of `/proc/<pid>/fd`).
+pub fn open_fds(pid: u32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count())
 }
 
 /// Parses the busy time of the whole machine (all CPUs, in clock ticks) out of the text of
@@ -84,5 +107,25 @@ mod tests {
     #[test]
     fn reads_own_cpu_time() {
         assert!(cpu_time_us(std::process::id()).is_some());
+    }
+
+    #[test]
+    fn parses_vm_rss() {
+        let status = "Name:\tsmcpd\nVmPeak:\t  9000 kB\nVmRSS:\t    1234 kB\nThreads:\t3\n";
+        assert_eq!(parse_vm_rss(status), Some(1234 * 1024));
+        assert_eq!(parse_vm_rss("Name: x\n"), None);
+    }
+
+    #[test]
+    fn reads_own_rss_and_fds() {
+        let me = std::process::id();
+        assert!(rss_bytes(me).is_some_and(|b| b > 0));
+        // Other tests of this process may open a file or two meanwhile: open many.
+        let before = open_fds(me).unwrap();
+        let files: Vec<_> = (0..16)
+            .map(|_| std::fs::File::open("/proc/self/status").unwrap())
+            .collect();
+        assert!(open_fds(me).unwrap() >= before + 8);
+        drop(files);
     }
 }

@@ -223,14 +223,21 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                 }))
                 .handler(|call| async move {
                     let args: CountArgs = call.args()?;
+                    let mut run = CountRun {
+                        done: 0,
+                        to: args.to,
+                        accounted: false,
+                    };
                     for i in 1..=args.to {
                         tokio::select! {
                             () = call.ctx.cancelled() => {
                                 tracing::info!(step = i, "count cancelled by the client");
+                                run.accounted = true;
                                 return Err(HandlerError::failed("cancelled"));
                             }
                             () = tokio::time::sleep(Duration::from_millis(args.delay_ms)) => {}
                         }
+                        run.done = i;
                         let _ = call
                             .ctx
                             .log(LoggingLevel::Debug, Some("count"), json!({"step": i}))
@@ -243,9 +250,11 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                             if call.ctx.is_cancelled() {
                                 tracing::info!(step = i, "count cancelled by the client");
                             }
+                            run.accounted = true;
                             return Err(HandlerError::failed(e.to_string()));
                         }
                     }
+                    run.accounted = true;
                     Ok(CallToolResult::text(format!("counted to {}", args.to)))
                 }),
         )
@@ -298,6 +307,24 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     match mrtr {
         Some(config) => builder.mrtr(config).build(),
         None => builder.build(),
+    }
+}
+
+/// One `count` call. If the call ends neither finished nor having seen its cancellation, the
+/// server dropped it (a JSON response still pending when the client closed the connection:
+/// the handler future is dropped, not told), and dropping this logs
+/// `count dropped after I of N steps`, so that a stopped call is visible from outside.
+struct CountRun {
+    done: u32,
+    to: u32,
+    accounted: bool,
+}
+
+impl Drop for CountRun {
+    fn drop(&mut self) {
+        if !self.accounted {
+            tracing::info!("count dropped after {} of {} steps", self.done, self.to);
+        }
     }
 }
 

@@ -11,12 +11,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use clap::Parser;
-use serde_json::{Value, json};
+use serde_json::json;
+use smcp_bench::listen::{listen_body, meta, request, wait_for};
+use smcp_bench::procstat;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, watch};
+
+const CLIENT: &str = "bench-listen";
+
+/// Resident set size of `pid`, in bytes.
+fn rss(pid: u32) -> anyhow::Result<u64> {
+    procstat::rss_bytes(pid).context("no VmRSS")
+}
+
+/// User + system CPU time of `pid`, in microseconds.
+fn cpu_us(pid: u32) -> anyhow::Result<u64> {
+    procstat::cpu_time_us(pid).context("no CPU time in /proc/<pid>/stat")
+}
 
 /// Listen-stream load generator.
 #[derive(Debug, Parser)]
@@ -41,81 +55,6 @@ struct Args {
     trigger_tool: String,
 }
 
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "bench-listen", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
-
-fn request(addr: SocketAddr, body: &Value, extra: &str) -> Vec<u8> {
-    let method = body["method"].as_str().unwrap_or_default();
-    let text = body.to_string();
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\n{extra}Content-Length: {}\r\n\r\n{text}",
-        text.len()
-    )
-    .into_bytes()
-}
-
-/// Resident set size of `pid`, in bytes.
-fn rss(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse::<u64>().ok())
-        .context("no VmRSS")?;
-    Ok(kb * 1024)
-}
-
-/// User + system CPU time of `pid`, in clock ticks.
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
-    let rest = stat.rsplit_once(')').context("bad stat")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11).context("utime")?.parse()?;
-    let stime: u64 = fields.get(12).context("stime")?.parse()?;
-    Ok(utime + stime)
-}
-
-/// Reads until an event whose JSON has this `method` arrives; returns when it did. Bytes after
-/// the match stay in `pending`. Cheap on purpose (no per-line allocation): the client shares
-/// the machine with the server, and its own cost would show up in the notification times.
-async fn wait_for(
-    stream: &mut TcpStream,
-    pending: &mut Vec<u8>,
-    method: &str,
-) -> anyhow::Result<Instant> {
-    let needle = format!("\"method\":\"{method}\"");
-    let needle = needle.as_bytes();
-    let mut buf = [0u8; 4096];
-    loop {
-        if pending.len() >= 12
-            && pending.starts_with(b"HTTP/1.1 ")
-            && !pending.starts_with(b"HTTP/1.1 200")
-        {
-            let line = pending.split(|&b| b == b'\r').next().unwrap_or_default();
-            bail!("refused: {}", String::from_utf8_lossy(line));
-        }
-        if let Some(at) = pending.windows(needle.len()).position(|w| w == needle) {
-            let now = Instant::now();
-            pending.drain(..at + needle.len());
-            return Ok(now);
-        }
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            bail!("connection closed before {method}");
-        }
-        pending.extend_from_slice(&buf[..n]);
-    }
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -136,7 +75,6 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let ticks_per_sec = 100.0; // USER_HZ on Linux
     let rss_before = rss(args.server_pid)?;
 
     let opened = Arc::new(AtomicUsize::new(0));
@@ -154,10 +92,7 @@ async fn main() -> anyhow::Result<()> {
         let mut done_rx = done_rx.clone();
         let at_tx = at_tx.clone();
         tasks.push(tokio::spawn(async move {
-            let body = json!({
-                "jsonrpc": "2.0", "id": i, "method": "subscriptions/listen",
-                "params": {"_meta": meta(), "notifications": {"toolsListChanged": true}}
-            });
+            let body = listen_body(CLIENT, i as u64, &json!({"toolsListChanged": true}));
             let permit = gate.acquire_owned().await.ok();
             let result = async {
                 let mut stream = TcpStream::connect(addr).await?;
@@ -206,17 +141,17 @@ async fn main() -> anyhow::Result<()> {
     let rss_open = rss(args.server_pid)?;
 
     // Idle: only keep-alive comments flow.
-    let (t0, c0) = (Instant::now(), cpu_ticks(args.server_pid)?);
+    let (t0, c0) = (Instant::now(), cpu_us(args.server_pid)?);
     tokio::time::sleep(Duration::from_secs(args.idle_secs)).await;
-    let (t1, c1) = (Instant::now(), cpu_ticks(args.server_pid)?);
+    let (t1, c1) = (Instant::now(), cpu_us(args.server_pid)?);
     #[allow(clippy::cast_precision_loss)]
-    let idle_cpu = (c1 - c0) as f64 / ticks_per_sec / (t1 - t0).as_secs_f64() * 100.0;
+    let idle_cpu = (c1 - c0) as f64 / 1e6 / (t1 - t0).as_secs_f64() * 100.0;
     let rss_idle = rss(args.server_pid)?;
 
     // One change.
     let call = json!({
         "jsonrpc": "2.0", "id": "trigger", "method": "tools/call",
-        "params": {"_meta": meta(), "name": args.trigger_tool, "arguments": {}}
+        "params": {"_meta": meta(CLIENT), "name": args.trigger_tool, "arguments": {}}
     });
     let mut trigger = TcpStream::connect(args.addr).await?;
     let extra = format!("Mcp-Name: {}\r\nConnection: close\r\n", args.trigger_tool);

@@ -15,10 +15,8 @@
 use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use clap::Parser;
-use http::{HeaderValue, Method, Request, StatusCode, header};
-use http_body_util::{BodyExt as _, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper_util::rt::TokioIo;
+use http::{HeaderValue, StatusCode};
+use smcp_bench::client::{self, Connection};
 use smcp_bench::report::LoadReport;
 use smcp_bench::stats::LatencySummary;
 use smcp_bench::target::{Target, parse_loopback_url};
@@ -27,7 +25,6 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
 
 /// Command line of `smcp-load`.
 #[derive(Debug, Parser)]
@@ -251,7 +248,7 @@ async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
 /// One keep-alive connection running requests back-to-back until the plan says stop.
 async fn connection(plan: &Plan) -> Tally {
     let mut tally = Tally::default();
-    let mut sender: Option<SendRequest<Full<Bytes>>> = None;
+    let mut sender: Option<Connection> = None;
     loop {
         let t0 = Instant::now();
         if t0 >= plan.deadline || tally.errors >= MAX_ERRORS_PER_CONN {
@@ -309,54 +306,21 @@ async fn connection(plan: &Plan) -> Tally {
     tally
 }
 
-async fn connect(plan: &Plan) -> anyhow::Result<SendRequest<Full<Bytes>>> {
-    let stream = tokio::time::timeout(plan.timeout, TcpStream::connect(plan.target.addr))
-        .await
-        .context("connect timed out")?
-        .with_context(|| format!("connecting to {}", plan.target.addr))?;
-    stream.set_nodelay(true)?;
-    let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
-    tokio::spawn(async move {
-        // The error, if any, surfaces on the next send_request.
-        let _ = conn.await;
-    });
-    Ok(sender)
+async fn connect(plan: &Plan) -> anyhow::Result<Connection> {
+    client::connect(plan.target.addr, plan.timeout).await
 }
 
 /// Sends one `tools/call` and reads the whole response body.
-async fn call(
-    plan: &Plan,
-    sender: &mut SendRequest<Full<Bytes>>,
-) -> anyhow::Result<(StatusCode, Bytes)> {
+async fn call(plan: &Plan, sender: &mut Connection) -> anyhow::Result<(StatusCode, Bytes)> {
     let id = plan.next_id.fetch_add(1, Ordering::Relaxed);
     let body = wire::tools_call_body(id, &plan.tool, plan.progress.then_some(id));
-    let req = Request::builder()
-        .method(Method::POST)
-        .uri(plan.target.path.as_str())
-        .header(header::HOST, plan.target.authority.as_str())
-        .header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )
-        .header(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        )
-        .header(
-            "mcp-protocol-version",
-            HeaderValue::from_static(wire::PROTOCOL_VERSION),
-        )
-        .header("mcp-method", HeaderValue::from_static("tools/call"))
-        .header("mcp-name", plan.tool_header.clone())
-        .body(Full::new(Bytes::from(body)))?;
-    let exchange = async {
-        sender.ready().await?;
-        let resp = sender.send_request(req).await?;
-        let status = resp.status();
-        let body = resp.into_body().collect().await?.to_bytes();
-        anyhow::Ok((status, body))
-    };
-    tokio::time::timeout(plan.timeout, exchange)
-        .await
-        .context("request timed out")?
+    client::post_mcp(
+        sender,
+        &plan.target,
+        "tools/call",
+        Some(plan.tool_header.clone()),
+        Bytes::from(body),
+        plan.timeout,
+    )
+    .await
 }

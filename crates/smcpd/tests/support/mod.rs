@@ -123,3 +123,53 @@ impl Drop for Smcpd {
         let _ = self.child.wait();
     }
 }
+
+/// smcpd's stderr, read line by line by a thread as it is written: a test can wait for a log
+/// line while the server runs, and a chatty server never blocks on a full pipe. After
+/// [`Smcpd::follow_log`], stop the server with [`Smcpd::terminate`] (`stop` reads stderr itself).
+#[derive(Clone)]
+pub(crate) struct LogTail(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl LogTail {
+    /// Every line so far.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The first line containing `needle`, waiting up to `timeout` for it.
+    pub(crate) fn wait_for(&self, needle: &str, timeout: Duration) -> Option<String> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.lines().into_iter().find(|l| l.contains(needle)) {
+                return Some(line);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Smcpd {
+    /// Starts reading stderr in the background.
+    pub(crate) fn follow_log(&mut self) -> LogTail {
+        let tail = LogTail(std::sync::Arc::default());
+        let stderr = self.child.stderr.take().expect("stderr not taken yet");
+        let lines = tail.0.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                lines.lock().unwrap().push(line);
+            }
+        });
+        tail
+    }
+
+    /// Stops the server with SIGTERM and returns its exit status.
+    pub(crate) fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        self.child.wait().unwrap()
+    }
+}
