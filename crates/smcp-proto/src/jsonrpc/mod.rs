@@ -16,6 +16,7 @@
 //! representation (`serde_json::Number`), so echoing an id never changes its type.
 
 pub mod incoming;
+mod screen;
 
 pub use incoming::{ClientRequest, Incoming, IncomingRequest, InvalidParams};
 
