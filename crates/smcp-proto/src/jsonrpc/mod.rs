@@ -19,6 +19,7 @@ pub mod incoming;
 mod screen;
 
 pub use incoming::{ClientRequest, Incoming, IncomingRequest, InvalidParams};
+pub(crate) use screen::screen;
 
 use std::fmt;
 

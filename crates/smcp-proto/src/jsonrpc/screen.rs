@@ -24,7 +24,7 @@ const SAFE_MAGNITUDE: u32 = 305;
 /// parser would succeed: it is UTF-8, every `\u` escape of a surrogate is a high one followed
 /// by a low one, every number is surely in range, and the nesting is within the limit.
 /// `None` sends the body to the precise route.
-pub(super) fn screen(bytes: &[u8]) -> Option<&str> {
+pub(crate) fn screen(bytes: &[u8]) -> Option<&str> {
     let text = std::str::from_utf8(bytes).ok()?;
     let mut depth = 0u32;
     let mut i = 0;
