@@ -55,6 +55,9 @@
 
 pub mod config;
 pub mod core;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod security;
 #[cfg(feature = "stdio")]

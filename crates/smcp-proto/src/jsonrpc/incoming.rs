@@ -394,7 +394,7 @@ impl<'a> Incoming<'a> {
 
 /// The one-pass route: `None` for anything it does not accept as is, including anything in
 /// the members it skips that the precise route would reject ([`screen`]).
-fn fast(bytes: &[u8]) -> Option<IncomingRequest<'_>> {
+pub(crate) fn fast(bytes: &[u8]) -> Option<IncomingRequest<'_>> {
     let text = screen(bytes)?;
     let mut de = serde_json::Deserializer::from_str(text);
     let envelope = de.deserialize_map(EnvelopeVisitor).ok()?;

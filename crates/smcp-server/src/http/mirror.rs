@@ -34,7 +34,7 @@ impl ParamMirror for HeaderMirror<'_> {
 /// client follows: any value but `null`, an array or an object), equal after decoding,
 /// numbers compared numerically (integers exactly). A value with no header form expects no
 /// header: no annotated type admits it, so schema validation refuses the call by name.
-fn check_param_headers(
+pub(crate) fn check_param_headers(
     headers: &HeaderMap,
     params: &[HeaderParam],
     arguments: &Map<String, Value>,

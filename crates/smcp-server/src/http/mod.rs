@@ -20,7 +20,7 @@
 mod body;
 mod endpoint;
 pub(crate) mod listen;
-mod mirror;
+pub(crate) mod mirror;
 mod pipeline;
 mod rejection;
 mod request;
