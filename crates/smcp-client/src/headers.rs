@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use http::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
-use smcp_proto::header::{ParamValue, encode_header_value, encode_param};
+use smcp_proto::header::{encode_header_value, param_header_value};
 use smcp_proto::messages::method;
 use smcp_proto::server::tools::Tool;
 use smcp_proto::x_mcp_header::{HeaderParam, extract_values, validate_annotations};
@@ -115,12 +115,14 @@ pub(crate) fn request_headers(
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         for (header, value) in extract_values(header_params, arguments) {
-            let Some(value) = value.and_then(ParamValue::from_json) else {
+            // Every value with a header form, also one the schema will refuse (the server
+            // then says what is wrong with it, instead of a missing header).
+            let Some(value) = value.and_then(param_header_value) else {
                 continue;
             };
             let name = HeaderName::from_bytes(header.as_bytes())
                 .map_err(|_| Error::protocol(format!("invalid header name {header:?}")))?;
-            out.push((name, header_value(&header, &encode_param(&value))?));
+            out.push((name, header_value(&header, &value)?));
         }
     }
     Ok(out)
@@ -178,6 +180,18 @@ mod tests {
             !h.iter()
                 .any(|(n, _)| n == "mcp-param-verbose" || n == "mcp-param-q")
         );
+        // Integers of any size, in decimal; values the schema refuses, as written.
+        let h = headers(
+            json!({"name": "t", "arguments": {"n": 9_007_199_254_740_993_i64, "region": 2.5}}),
+            &hp,
+        );
+        assert!(h.contains(&("mcp-param-n".into(), "9007199254740993".into())));
+        assert!(h.contains(&("mcp-param-region".into(), "2.5".into())));
+        let h = headers(
+            json!({"name": "t", "arguments": {"n": [1], "region": {}}}),
+            &hp,
+        );
+        assert!(!h.iter().any(|(n, _)| n.starts_with("mcp-param-")), "{h:?}");
     }
 
     #[test]

@@ -34,6 +34,9 @@ mod cache;
 mod client;
 mod error;
 pub mod files;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod listen;
 mod mrtr;

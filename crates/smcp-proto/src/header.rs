@@ -107,7 +107,8 @@ fn is_field_char(c: char) -> bool {
     matches!(c, '\x21'..='\x7e' | ' ' | '\t')
 }
 
-/// A tool parameter value that may be mirrored into an `Mcp-Param-*` header.
+/// A tool parameter value within the annotation rules (a string, a boolean, an integer within
+/// ±(2^53−1)). What a client actually mirrors is [`param_header_value`], for every value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamValue<'a> {
     /// A JSON string.
@@ -161,6 +162,35 @@ pub fn encode_param<'a>(value: &ParamValue<'a>) -> Cow<'a, str> {
     }
 }
 
+/// The `Mcp-Param-*` header value a client sends for an argument value, or `None` when it
+/// sends none. This is the one rule both sides follow: a client mirrors exactly the values
+/// this returns `Some` for, and a server expects a header exactly for those.
+///
+/// The spec: a client MUST include the header whenever the value is present and not `null`
+/// (`basic/transports/streamable-http.mdx` §Server Behavior for Custom Headers), a string as
+/// is ([`encode_header_value`]), a boolean as `true`/`false`, an integer in decimal. So every
+/// number is mirrored, whatever its size: integers in decimal (the rule that annotated
+/// integers stay within ±(2^53−1) constrains the values a tool accepts, and the schema is
+/// what refuses them, not a missing header), other numbers as the body writes them, so a
+/// server parses both alike and, if the schema does not admit the value, says so. Arrays
+/// and objects have no header form; no annotated type admits them (the annotation is only
+/// valid on integer, string and boolean properties), so schema validation refuses the call.
+pub fn param_header_value(value: &Value) -> Option<Cow<'_, str>> {
+    match value {
+        Value::Null | Value::Array(_) | Value::Object(_) => None,
+        Value::String(s) => Some(encode_header_value(s)),
+        Value::Bool(true) => Some(Cow::Borrowed("true")),
+        Value::Bool(false) => Some(Cow::Borrowed("false")),
+        Value::Number(n) => Some(Cow::Owned(match n.as_f64() {
+            Some(f) if !n.is_i64() && !n.is_u64() => match f64_to_safe_int(f) {
+                Some(i) => i.to_string(),
+                None => n.to_string(),
+            },
+            _ => n.to_string(),
+        })),
+    }
+}
+
 /// Checks a received `Mcp-Param-*` (or `Mcp-Name`) header against the body value.
 ///
 /// The header is decoded first ([`decode_header_value`]); a decode failure is an `Err`, which
@@ -181,17 +211,82 @@ pub fn param_matches(header: &str, body: &Value) -> Result<bool, HeaderValueErro
 }
 
 /// Numeric comparison of a header string (JSON number grammar) with a body number.
+///
+/// An integer body (`i64`/`u64`, exact as parsed) compares exactly, digit for digit, with the
+/// header's decimal value (`42`, `42.0` and `4.2e1` are all 42; `2^64−2` is not `2^64−1`
+/// although both round to the same `f64`). A body the parser holds as an `f64` compares with
+/// the header read by the same parser, so the same text always agrees with itself.
 fn numbers_equal(header: &str, body: &serde_json::Number) -> bool {
-    if !is_json_number(header) {
+    let Some(h) = Decimal::parse(header) else {
         return false;
+    };
+    if body.is_i64() || body.is_u64() {
+        return Decimal::parse(&body.to_string()).is_some_and(|b| b == h);
     }
-    // Exact integer comparison when both sides are integers (no f64 rounding above 2^53).
-    if let (Ok(h), Some(b)) = (header.parse::<i64>(), body.as_i64()) {
-        return h == b;
-    }
-    match (header.parse::<f64>(), body.as_f64()) {
-        (Ok(h), Some(b)) => h == b,
+    match (
+        serde_json::from_str::<serde_json::Number>(header)
+            .ok()
+            .and_then(|n| n.as_f64()),
+        body.as_f64(),
+    ) {
+        (Some(h), Some(b)) => h == b,
         _ => false,
+    }
+}
+
+/// The exact value of a JSON number: sign, significant digits (no leading or trailing
+/// zeros) and a power of ten. Zero is always positive with no digits.
+#[derive(Debug, PartialEq, Eq)]
+struct Decimal {
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+impl Decimal {
+    fn parse(text: &str) -> Option<Self> {
+        if !is_json_number(text) {
+            return None;
+        }
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e),
+            None => (unsigned, "0"),
+        };
+        let (exp_negative, exp_digits) = match exponent.as_bytes().first() {
+            Some(b'-') => (true, &exponent[1..]),
+            Some(b'+') => (false, &exponent[1..]),
+            _ => (false, exponent),
+        };
+        // Saturates: an exponent that large never equals a body number's, and zero is
+        // handled apart.
+        let magnitude = exp_digits.bytes().fold(0i64, |acc, d| {
+            acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+        });
+        let mut exponent = if exp_negative { -magnitude } else { magnitude };
+        let (integer, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        exponent = exponent.saturating_sub(i64::try_from(fraction.len()).ok()?);
+        let mut digits: Vec<u8> = integer.bytes().chain(fraction.bytes()).collect();
+        let Some(first) = digits.iter().position(|&d| d != b'0') else {
+            return Some(Self {
+                negative: false,
+                digits: Vec::new(),
+                exponent: 0,
+            });
+        };
+        digits.drain(..first);
+        while digits.last() == Some(&b'0') {
+            digits.pop();
+            exponent = exponent.saturating_add(1);
+        }
+        Some(Self {
+            negative,
+            digits,
+            exponent,
+        })
     }
 }
 

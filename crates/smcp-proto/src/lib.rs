@@ -37,6 +37,9 @@ pub mod client;
 pub mod content;
 pub mod error;
 pub mod ext;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod header;
 pub mod jsonrpc;
 pub mod messages;

@@ -29,30 +29,115 @@ pub const TRACESTATE: &str = "tracestate";
 pub const BAGGAGE: &str = "baggage";
 
 /// The members of a request's `_meta` a server reads on every request, borrowed from the raw
-/// JSON. Each is itself raw so the caller can say precisely what is wrong with it.
-#[derive(Debug, Default, Deserialize)]
+/// JSON. Each is itself raw so the caller can say precisely what is wrong with it. A member
+/// that appears more than once reads as its last occurrence, as in the full parse.
+#[derive(Debug, Default)]
 pub struct MetaView<'a> {
     /// `io.modelcontextprotocol/protocolVersion`.
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     pub protocol_version: Option<&'a RawValue>,
     /// `io.modelcontextprotocol/clientCapabilities`.
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
     pub client_capabilities: Option<&'a RawValue>,
+    /// `io.modelcontextprotocol/clientInfo`.
+    pub client_info: Option<&'a RawValue>,
     /// `io.modelcontextprotocol/logLevel`.
-    #[serde(rename = "io.modelcontextprotocol/logLevel", borrow, default)]
     pub log_level: Option<&'a RawValue>,
     /// `progressToken`.
-    #[serde(rename = "progressToken", borrow, default)]
     pub progress_token: Option<&'a RawValue>,
 }
 
+/// Why a request's `_meta` cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetaError {
+    /// `_meta` is not a JSON object.
+    #[error("\"params._meta\" must be an object")]
+    NotAnObject,
+    /// `_meta` is not JSON the full parser accepts (say, a lone surrogate escape).
+    #[error("\"params._meta\" is not valid JSON: {0}")]
+    Malformed(String),
+}
+
 impl<'a> MetaView<'a> {
-    /// Reads the view; `Err` when `_meta` is not a JSON object.
-    pub fn parse(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
-        if !raw.get().starts_with('{') {
-            return Err(de::Error::custom("_meta must be an object"));
+    /// Reads the view. `Err` when `_meta` is not a JSON object, or when the full parser
+    /// would not read it (so reading all of `_meta` later cannot fail).
+    pub fn parse(raw: &'a RawValue) -> Result<Self, MetaError> {
+        let json = raw.get();
+        if !json.starts_with('{') {
+            return Err(MetaError::NotAnObject);
         }
-        serde_json::from_str(raw.get())
+        if crate::jsonrpc::screen(json.as_bytes()).is_none() {
+            // Something the scan cannot vouch for (it is conservative): the full parser decides.
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
+                .map_err(|e| MetaError::Malformed(e.to_string()))?;
+        }
+        serde_json::from_str(json).map_err(|e| MetaError::Malformed(e.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for MetaView<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ViewVisitor;
+        impl<'de> de::Visitor<'de> for ViewVisitor {
+            type Value = MetaView<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a _meta object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MetaView<'de>, A::Error> {
+                let mut view = MetaView::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let slot = match member {
+                        Member::ProtocolVersion => &mut view.protocol_version,
+                        Member::ClientCapabilities => &mut view.client_capabilities,
+                        Member::ClientInfo => &mut view.client_info,
+                        Member::LogLevel => &mut view.log_level,
+                        Member::ProgressToken => &mut view.progress_token,
+                        Member::Other => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    // A repeated member: the last one counts, as in the full parse.
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(view)
+            }
+        }
+        deserializer.deserialize_map(ViewVisitor)
+    }
+}
+
+/// Which member of [`MetaView`] a key names (read without copying the key).
+enum Member {
+    ProtocolVersion,
+    ClientCapabilities,
+    ClientInfo,
+    LogLevel,
+    ProgressToken,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl de::Visitor<'_> for MemberVisitor {
+            type Value = Member;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Member, E> {
+                Ok(match key {
+                    PROTOCOL_VERSION => Member::ProtocolVersion,
+                    CLIENT_CAPABILITIES => Member::ClientCapabilities,
+                    CLIENT_INFO => Member::ClientInfo,
+                    LOG_LEVEL => Member::LogLevel,
+                    PROGRESS_TOKEN => Member::ProgressToken,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(MemberVisitor)
     }
 }
 
@@ -94,6 +179,41 @@ mod tests {
         assert!(MetaView::parse(&raw).is_err());
         let raw = serde_json::value::to_raw_value(&json!("x")).unwrap();
         assert!(MetaView::parse(&raw).is_err());
+    }
+
+    #[test]
+    fn a_repeated_member_reads_as_its_last_occurrence() {
+        let raw = RawValue::from_string(format!(
+            r#"{{"{PROTOCOL_VERSION}":"a","{CLIENT_INFO}":{{"name":"x"}},"{PROTOCOL_VERSION}":"b"}}"#
+        ))
+        .unwrap();
+        let view = MetaView::parse(&raw).unwrap();
+        assert_eq!(view.protocol_version.unwrap().get(), r#""b""#);
+        assert_eq!(view.client_info.unwrap().get(), r#"{"name":"x"}"#);
+        let full: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(raw.get()).unwrap();
+        assert_eq!(full[PROTOCOL_VERSION], "b");
+    }
+
+    #[test]
+    fn what_the_full_parser_refuses_is_malformed() {
+        for bad in [
+            r#"{"x":"\udc00"}"#,
+            r#"{"x":1e400}"#,
+            r#"{"progressToken":"\ud800"}"#,
+        ] {
+            let raw = RawValue::from_string(bad.to_owned()).unwrap();
+            assert!(
+                matches!(MetaView::parse(&raw), Err(MetaError::Malformed(_))),
+                "{bad}"
+            );
+            assert!(serde_json::from_str::<serde_json::Value>(bad).is_err());
+        }
+        // The scan declines a four-digit exponent; the full parser reads it.
+        let raw = RawValue::from_string(r#"{"x":1e-0400}"#.to_owned()).unwrap();
+        assert!(MetaView::parse(&raw).is_ok());
+        let raw = RawValue::from_string("[]".to_owned()).unwrap();
+        assert_eq!(MetaView::parse(&raw).unwrap_err(), MetaError::NotAnObject);
     }
 
     #[test]

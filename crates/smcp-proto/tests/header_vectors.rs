@@ -324,3 +324,81 @@ proptest! {
         let _ = param_matches(&s, &json!(1));
     }
 }
+
+// ---- issue #16 item 12: the client's header for every value, and the server's verdict ----
+
+#[test]
+fn every_value_with_a_header_form_is_mirrored_and_accepted() {
+    use smcp_proto::header::param_header_value;
+    // What a server sees: the argument as it parses it from the body the client wrote.
+    let as_received = |value: &serde_json::Value| -> serde_json::Value {
+        serde_json::from_str(&value.to_string()).unwrap()
+    };
+    let values = [
+        json!("us-west1"),
+        json!(" padded "),
+        json!(true),
+        json!(0),
+        json!(-7),
+        json!(42.0),
+        json!(9_007_199_254_740_991_i64),
+        json!(9_007_199_254_740_993_i64),
+        json!(-9_007_199_254_740_993_i64),
+        json!(i64::MIN),
+        json!(u64::MAX),
+        json!(1e300),
+        json!(-1.8446744073709552e19),
+        json!(2.5),
+        json!(0.1),
+        json!(1.2345678901234567e-300),
+        json!(-0.0),
+    ];
+    for value in values {
+        let header = param_header_value(&value)
+            .unwrap_or_else(|| panic!("{value} has a header form"))
+            .into_owned();
+        assert!(
+            param_matches(&header, &as_received(&value)).unwrap(),
+            "{value} -> {header}"
+        );
+    }
+    assert_eq!(
+        param_header_value(&json!(9_007_199_254_740_993_i64)).as_deref(),
+        Some("9007199254740993"),
+        "integers in decimal, whatever their size"
+    );
+    assert_eq!(
+        param_header_value(&json!(u64::MAX)).as_deref(),
+        Some("18446744073709551615")
+    );
+    assert_eq!(param_header_value(&json!(42.0)).as_deref(), Some("42"));
+    for none in [json!(null), json!([1]), json!({"a": 1})] {
+        assert_eq!(param_header_value(&none), None, "{none}");
+    }
+}
+
+#[test]
+fn integers_compare_exactly_beyond_2_53() {
+    for (header, body, same) in [
+        ("18446744073709551614", json!(u64::MAX), false),
+        ("18446744073709551615", json!(u64::MAX), true),
+        ("1.8446744073709551615e19", json!(u64::MAX), true),
+        ("18446744073709551615.0", json!(u64::MAX), true),
+        ("18446744073709551616", json!(u64::MAX), false),
+        ("9007199254740993", json!(9_007_199_254_740_992_i64), false),
+        ("-9223372036854775808", json!(i64::MIN), true),
+        ("-9223372036854775807", json!(i64::MIN), false),
+        ("42e0", json!(42), true),
+        ("4200e-2", json!(42), true),
+        ("4.2", json!(42), false),
+        ("-0", json!(0), true),
+        ("0e999999999999999999999", json!(0), true),
+        ("1e999999999999999999999", json!(0), false),
+    ] {
+        assert_eq!(
+            param_matches(header, &body).unwrap(),
+            same,
+            "{header} vs {body}"
+        );
+    }
+}

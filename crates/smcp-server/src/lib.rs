@@ -56,6 +56,9 @@
 pub mod config;
 pub mod core;
 mod drain;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod security;
 #[cfg(feature = "stdio")]

@@ -8,8 +8,10 @@
 //!
 //! [`Incoming::parse`] reads a well-formed request in one pass: the envelope, then `params`
 //! straight into the typed params of its method (`_meta` set aside as it goes by). Anything
-//! else — a notification, a response, a malformed body, params of the wrong shape — takes a
-//! second, precise route that explains what is wrong: [`ParseError`] for the envelope (−32700,
+//! else — a notification, a response, a malformed body, params of the wrong shape, or a body
+//! with something the one pass would skip unchecked but the precise parser rejects (invalid
+//! UTF-8, a lone surrogate escape, a number out of range, nesting too deep: `screen.rs`) —
+//! takes a second, precise route that explains what is wrong: [`ParseError`] for the envelope (−32700,
 //! −32600), and [`InvalidParams`] naming the member for params (−32602). Invalid params do not
 //! fail the parse: the envelope is still good, so a server runs its envelope and header
 //! checks first and reports the params last (REQUIREMENTS A1 item 18).
@@ -25,6 +27,7 @@ use serde::{Deserialize, forward_to_deserialize_any};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::screen::screen;
 use super::{Message, Notification, ParseError, Request, RequestId};
 use crate::error::ErrorObject;
 use crate::messages::method;
@@ -389,9 +392,11 @@ impl<'a> Incoming<'a> {
     }
 }
 
-/// The one-pass route: `None` for anything it does not accept as is.
-fn fast(bytes: &[u8]) -> Option<IncomingRequest<'_>> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+/// The one-pass route: `None` for anything it does not accept as is, including anything in
+/// the members it skips that the precise route would reject ([`screen`]).
+pub(crate) fn fast(bytes: &[u8]) -> Option<IncomingRequest<'_>> {
+    let text = screen(bytes)?;
+    let mut de = serde_json::Deserializer::from_str(text);
     let envelope = de.deserialize_map(EnvelopeVisitor).ok()?;
     de.end().ok()?;
     let Envelope {
@@ -724,6 +729,92 @@ mod tests {
             fast(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).is_none(),
             "a repeated member is left to the precise parser (last one wins there)"
         );
+    }
+
+    /// Bodies the precise parser rejects (−32700) with the offending bytes in a member the
+    /// one-pass route skips: an unknown envelope member, an unknown params member, `_meta`.
+    fn rejected_in_skipped_members() -> Vec<Vec<u8>> {
+        let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
+        let bad: Vec<Vec<u8>> = vec![
+            b"\"\xFF\"".to_vec(),
+            b"\"a\xC3\"".to_vec(),
+            b"\"\xED\xA0\x80\"".to_vec(),
+            br#""\udc00""#.to_vec(),
+            br#""\ud800""#.to_vec(),
+            br#""\ud800x""#.to_vec(),
+            br#""\ud800\u0041""#.to_vec(),
+            br#""\ud800\n""#.to_vec(),
+            br#"["a\\", "\udfff"]"#.to_vec(),
+            b"1e400".to_vec(),
+            b"-1E+400".to_vec(),
+            b"[0.5e309]".to_vec(),
+            b"1e99999999999999999999".to_vec(),
+            format!("1{}", "0".repeat(400)).into_bytes(),
+            format!("{{\"a\":{deep}}}").into_bytes(),
+        ];
+        let mut bodies = Vec::new();
+        for value in bad {
+            let splice = |prefix: &[u8], suffix: &[u8]| {
+                let mut body = prefix.to_vec();
+                body.extend_from_slice(&value);
+                body.extend_from_slice(suffix);
+                body
+            };
+            bodies.push(splice(br#"{"jsonrpc":"2.0","id":1,"method":"","":"#, b"}"));
+            bodies.push(splice(
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"#,
+                b"}}",
+            ));
+            bodies.push(splice(
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"m":"#,
+                b"}}}",
+            ));
+            bodies.push(splice(
+                br#"{"params":{"_meta":{"m":"#,
+                br#"}},"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            ));
+        }
+        bodies
+    }
+
+    #[test]
+    fn the_one_pass_route_rejects_what_the_precise_route_rejects() {
+        let minimal = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\",\"\":\"\xFF\"}";
+        assert!(matches!(Incoming::parse(minimal), Err(ParseError::Json(_))));
+        for body in rejected_in_skipped_members() {
+            let text = String::from_utf8_lossy(&body);
+            assert!(
+                matches!(Message::from_slice(&body), Err(ParseError::Json(_))),
+                "the precise parser accepts {text}"
+            );
+            assert!(fast(&body).is_none(), "one pass accepts {text}");
+            assert!(
+                matches!(Incoming::parse(&body), Err(ParseError::Json(_))),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn unusual_but_valid_bodies_keep_the_one_pass_route() {
+        for value in [
+            r#""\ud83d\ude00""#,
+            r#""\\ud800""#,
+            r#""\\\ud83d\udE00\\""#,
+            r#""1e400 \u00e9 \" \/""#,
+            r#""550e8400-e29b-41d4-a716-446655440000""#,
+            "1e300",
+            "-1.5E-400",
+            "12345678901234567890123",
+            "[1, -0, 0.25, 2e+2, true, false, null]",
+            r#"{"é": "ü", "k": {"a": [[[]]]}}"#,
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"x":{value},"method":"tools/call","params":{{"name":"t","y":{value},"_meta":{{"m":{value}}},"arguments":{{"a":{value}}}}}}}"#
+            );
+            assert!(Message::from_slice(body.as_bytes()).is_ok(), "{body}");
+            assert!(fast(body.as_bytes()).is_some(), "{body}");
+        }
     }
 
     #[test]

@@ -16,8 +16,10 @@
 //! representation (`serde_json::Number`), so echoing an id never changes its type.
 
 pub mod incoming;
+mod screen;
 
 pub use incoming::{ClientRequest, Incoming, IncomingRequest, InvalidParams};
+pub(crate) use screen::screen;
 
 use std::fmt;
 

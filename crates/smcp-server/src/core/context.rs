@@ -81,7 +81,7 @@ struct ContextInner {
     /// `params._meta` as received (a slice of the request body); parsed on first use (most
     /// handlers never look).
     meta_raw: Option<Bytes>,
-    meta: OnceLock<Map<String, Value>>,
+    meta: OnceLock<Result<Map<String, Value>, String>>,
     progress_token: Option<Value>,
     log_level: Option<LoggingLevel>,
     logging_enabled: bool,
@@ -104,7 +104,8 @@ impl std::fmt::Debug for ServerRef {
 /// Where a context's `_meta` comes from.
 #[derive(Debug)]
 pub(crate) enum MetaSource {
-    /// Raw JSON from the request (a JSON object), parsed on first use.
+    /// Raw JSON from the request, parsed on first use: a JSON object the full parser reads,
+    /// as admission checked (`MetaView::parse`).
     Raw(Bytes),
     /// Already parsed (detached contexts).
     Parsed(Map<String, Value>),
@@ -127,7 +128,7 @@ impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         let (meta_raw, meta) = match parts.meta {
             MetaSource::Raw(raw) => (Some(raw), OnceLock::new()),
-            MetaSource::Parsed(map) => (None, OnceLock::from(map)),
+            MetaSource::Parsed(map) => (None, OnceLock::from(Ok(map))),
         };
         Self {
             inner: Arc::new(ContextInner {
@@ -213,15 +214,30 @@ impl RequestContext {
         &self.inner.method
     }
 
-    /// The request's `params._meta` object.
+    /// The request's `params._meta` object (empty when the request had none).
+    ///
+    /// A transport admits a request only when the full parser reads its `_meta` as an object,
+    /// so this is what the client sent. Should that ever not hold, the server's own checks
+    /// (a tool's required capabilities) answer −32602 through `try_meta` rather than take
+    /// this empty stand-in for what the client declared.
     pub fn meta(&self) -> &Map<String, Value> {
-        self.inner.meta.get_or_init(|| {
-            self.inner
-                .meta_raw
-                .as_ref()
-                .and_then(|raw| serde_json::from_slice(raw).ok())
-                .unwrap_or_default()
-        })
+        static NONE: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+        self.try_meta().unwrap_or(&NONE)
+    }
+
+    /// The request's `params._meta` object, or why it cannot be read (a −32602 message).
+    pub(crate) fn try_meta(&self) -> Result<&Map<String, Value>, &str> {
+        self.inner
+            .meta
+            .get_or_init(|| match &self.inner.meta_raw {
+                None => Ok(Map::new()),
+                Some(raw) => serde_json::from_slice(raw).map_err(|e| {
+                    tracing::error!(error = %e, "a request's _meta was admitted unreadable");
+                    format!("\"params._meta\" cannot be read as an object: {e}")
+                }),
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The `ClientCapabilities` declared on *this* request.
@@ -492,6 +508,35 @@ mod tests {
                 "{token} {progress} {total:?} {message:?}"
             );
         }
+    }
+
+    fn raw_context(raw: &'static [u8]) -> RequestContext {
+        RequestContext::new(ContextParts {
+            id: RequestId::from(1),
+            method: Cow::Borrowed("tools/call"),
+            meta: MetaSource::Raw(Bytes::from_static(raw)),
+            progress_token: None,
+            log_level: None,
+            logging_enabled: false,
+            events: None,
+            cancel: CancellationToken::new(),
+            principal: None,
+            server: None,
+        })
+    }
+
+    #[test]
+    fn an_unreadable_meta_is_an_error_not_an_empty_object() {
+        let ctx = raw_context(
+            br#"{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"x":"\udc00"}"#,
+        );
+        let err = ctx.try_meta().unwrap_err();
+        assert!(err.contains("params._meta"), "{err}");
+        assert!(!ctx.has_capability(&["elicitation"]));
+        let ctx =
+            raw_context(br#"{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#);
+        assert!(ctx.try_meta().is_ok());
+        assert!(ctx.has_capability(&["elicitation"]));
     }
 
     #[test]

@@ -95,10 +95,10 @@ impl<'a> Call<'a> {
         let ctx = RequestContext::new(ContextParts {
             id,
             method: method.clone(),
-            meta: MetaSource::Raw(
-                meta.as_deref()
-                    .map_or_else(Bytes::new, |m| meta_bytes(message, m)),
-            ),
+            meta: match meta.as_deref() {
+                Some(m) => MetaSource::Raw(meta_bytes(message, m)),
+                None => MetaSource::Parsed(Map::new()),
+            },
             progress_token: admission.admitted.progress_token,
             log_level: admission.admitted.log_level,
             logging_enabled: shared.features.logging,
@@ -390,6 +390,12 @@ fn call_tool(
     let arguments = arguments.unwrap_or_default();
     if let Err(mismatch) = mirror.check_tool_arguments(&tool.header_params, &arguments) {
         return Dispatch::Ready(Err(mismatch));
+    }
+    if !tool.required_capabilities.is_empty()
+        && let Err(unreadable) = ctx.try_meta()
+    {
+        // Never read an unreadable `_meta` as one that declares nothing (−32021).
+        return Dispatch::Ready(Err(ErrorObject::invalid_params(unreadable.to_owned())));
     }
     for cap in &tool.required_capabilities {
         if !ctx.has_capability(&[cap.as_str()]) {

@@ -25,7 +25,7 @@ pub(crate) fn require(raw: Option<&RawValue>) -> Result<MetaView<'_>, ErrorObjec
             meta::CLIENT_CAPABILITIES
         ))
     })?;
-    MetaView::parse(raw).map_err(|_| invalid("\"params._meta\" must be an object".to_owned()))
+    MetaView::parse(raw).map_err(|e| invalid(e.to_string()))
 }
 
 /// `io.modelcontextprotocol/protocolVersion`: required, a string.
@@ -79,11 +79,41 @@ pub(crate) fn log_level(view: &MetaView<'_>) -> Result<Option<LoggingLevel>, Err
     })
 }
 
-/// `progressToken`: a string or an integer; anything else is ignored (no progress).
-pub(crate) fn progress_token(view: &MetaView<'_>) -> Option<Value> {
-    view.progress_token
-        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+/// `io.modelcontextprotocol/clientInfo`: optional, an `Implementation` object (its members
+/// are the client's own word and not checked further: servers should not act on them).
+pub(crate) fn client_info(view: &MetaView<'_>) -> Result<(), ErrorObject> {
+    match view.client_info {
+        Some(raw) if !raw.get().starts_with('{') => Err(invalid(format!(
+            "\"params._meta[{:?}]\" must be an object",
+            meta::CLIENT_INFO
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `progressToken`: optional, a string or an integer (`basic/patterns/progress.mdx`).
+pub(crate) fn progress_token(view: &MetaView<'_>) -> Result<Option<Value>, ErrorObject> {
+    let Some(raw) = view.progress_token else {
+        return Ok(None);
+    };
+    // `MetaView::parse` vouched that the full parser reads all of `_meta`.
+    let token = serde_json::from_str::<Value>(raw.get()).ok();
+    match token {
+        Some(t) if t.is_string() || t.is_i64() || t.is_u64() => Ok(Some(t)),
+        _ => Err(invalid(format!(
+            "\"params._meta[{:?}]\" must be a string or an integer",
+            meta::PROGRESS_TOKEN
+        ))),
+    }
+}
+
+/// The optional members, after the required ones: client info, log level, progress token.
+pub(crate) fn optional(view: &MetaView<'_>) -> Result<Admitted, ErrorObject> {
+    client_info(view)?;
+    Ok(Admitted {
+        log_level: log_level(view)?,
+        progress_token: progress_token(view)?,
+    })
 }
 
 /// What a transport read from a request's `_meta` while admitting it.
@@ -106,8 +136,9 @@ impl Admitted {
 
 /// The `_meta` checks of a request on a transport that carries all metadata inline (stdio):
 /// the HTTP pipeline's order without its header steps. A legacy `initialize` (no `_meta`)
-/// gets −32022 naming the versions this server speaks; then `_meta` present (−32602), its
-/// protocol version present and supported (−32022), client capabilities, log level (−32602).
+/// gets −32022 naming the versions this server speaks; then `_meta` present and readable
+/// (−32602), its protocol version present and supported (−32022), client capabilities, then
+/// client info, log level and progress token of the right type (−32602).
 #[cfg(feature = "stdio")]
 pub(crate) fn admit(request: &IncomingRequest<'_>) -> Result<Admitted, ErrorObject> {
     use super::server::SUPPORTED_VERSIONS;
@@ -126,10 +157,7 @@ pub(crate) fn admit(request: &IncomingRequest<'_>) -> Result<Admitted, ErrorObje
         ));
     }
     client_capabilities(&view)?;
-    Ok(Admitted {
-        log_level: log_level(&view)?,
-        progress_token: progress_token(&view),
-    })
+    optional(&view)
 }
 
 /// `params.protocolVersion` of a legacy `initialize`, for the −32022 error's `data.requested`.

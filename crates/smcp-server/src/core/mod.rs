@@ -40,4 +40,4 @@ pub(crate) mod schema;
 pub(crate) mod server;
 pub mod tools;
 mod typemap;
-mod uri_template;
+pub(crate) mod uri_template;

@@ -48,6 +48,14 @@ impl UriTemplate {
             if matches!(parts.last(), Some(Part::Var { .. })) {
                 return Err("two expressions must be separated by a literal".to_owned());
             }
+            // Matching gives each variable one value; a second occurrence could only match a
+            // different one, which the URI would then not round-trip to.
+            if parts
+                .iter()
+                .any(|p| matches!(p, Part::Var { name: other, .. } if other == name))
+            {
+                return Err(format!("the variable {name:?} appears more than once"));
+            }
             parts.push(Part::Var {
                 name: name.to_owned(),
                 reserved,
@@ -191,5 +199,16 @@ mod tests {
         assert!(UriTemplate::parse("x://{?q}").is_err());
         assert!(UriTemplate::parse("x://{a}{b}").is_err());
         assert!(UriTemplate::parse("x://{a").is_err());
+    }
+
+    /// Found by the `uri_template` fuzz target: `{+p}/{+p}` matched `file:///a/b.txt` with
+    /// `p` = `b.txt` (the second value replaced the first), a URI the values do not give back.
+    #[test]
+    fn a_variable_appears_once() {
+        for template in ["{+patf}/{+patf}", "x://{a}/{a}", "x://{a}-{+a}"] {
+            let err = UriTemplate::parse(template).unwrap_err();
+            assert!(err.contains("more than once"), "{template}: {err}");
+        }
+        assert!(UriTemplate::parse("x://{a}/{ab}").is_ok());
     }
 }

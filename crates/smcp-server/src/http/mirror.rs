@@ -30,8 +30,11 @@ impl ParamMirror for HeaderMirror<'_> {
 
 /// Every `Mcp-Param-*` header the tool declares must match the argument it mirrors
 /// (`basic/transports/streamable-http.mdx` §Server Behavior for Custom Headers): present
-/// when the argument has a value, equal after decoding, integers compared numerically.
-fn check_param_headers(
+/// exactly when the argument has a header form (`header::param_header_value`, the rule the
+/// client follows: any value but `null`, an array or an object), equal after decoding,
+/// numbers compared numerically (integers exactly). A value with no header form expects no
+/// header: no annotated type admits it, so schema validation refuses the call by name.
+pub(crate) fn check_param_headers(
     headers: &HeaderMap,
     params: &[HeaderParam],
     arguments: &Map<String, Value>,
@@ -46,7 +49,8 @@ fn check_param_headers(
                 param.header_name
             ));
         }
-        let body = lookup(arguments, &param.path).filter(|v| !v.is_null());
+        let body = lookup(arguments, &param.path)
+            .filter(|v| !matches!(v, Value::Null | Value::Array(_) | Value::Object(_)));
         match (raw, body) {
             (None, None) => {}
             (None, Some(_)) => {
@@ -65,7 +69,7 @@ fn check_param_headers(
                 })?;
                 let Some(body) = body else {
                     return Err(format!(
-                        "Mcp-Param-{} header is present but argument {} has no value",
+                        "Mcp-Param-{} header is present but argument {} has no value a header can carry",
                         param.header_name,
                         param.path.join(".")
                     ));

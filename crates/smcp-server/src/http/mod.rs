@@ -24,7 +24,7 @@ mod deadline;
 mod endpoint;
 mod idle;
 pub(crate) mod listen;
-mod mirror;
+pub(crate) mod mirror;
 mod pipeline;
 mod rejection;
 mod request;

@@ -8,7 +8,8 @@
 //! 4. `Mcp-Method` equal to the body's method, `Mcp-Name` equal to the member it mirrors
 //!    (`params.name`, `params.uri`, or an extension method's) after Base64-sentinel decoding
 //!    (−32020),
-//! 5. `params._meta.clientCapabilities` present (−32602), `logLevel` valid (−32602).
+//! 5. `params._meta.clientCapabilities` present (−32602); `clientInfo`, `logLevel` and
+//!    `progressToken` of the right type when present (−32602).
 //!
 //! Every refusal here is HTTP 400. The `_meta` members are read by the core
 //! (`core/meta.rs`); this module adds the header checks around them. Host/Origin, HTTP
@@ -128,13 +129,10 @@ pub(crate) fn check(
         }
     }
 
-    // 5. Client capabilities, log level, progress token.
+    // 5. Client capabilities, then the optional members: client info, log level, progress
+    // token.
     meta::client_capabilities(&view).map_err(invalid)?;
-    let log_level = meta::log_level(&view).map_err(invalid)?;
-    Ok(Admitted {
-        log_level,
-        progress_token: meta::progress_token(&view),
-    })
+    meta::optional(&view).map_err(invalid)
 }
 
 /// The member `Mcp-Name` mirrors for this request's method, and its value when it is a

@@ -35,6 +35,10 @@ const CUT_GRACE: Duration = Duration::from_millis(500);
 /// the drain.
 pub(crate) async fn unless_cut<F: Future<Output = Finished>>(fut: F, guard: DropGuard) -> Finished {
     let mut fut = std::pin::pin!(fut);
+    // Declared after the handler, so dropped before it: if the connection drops this future,
+    // the handler's token is cancelled before the handler is dropped, and code that runs on
+    // its drop sees the cancellation.
+    let guard = guard;
     let outcome = match fut.as_mut().now_or_never() {
         Some(outcome) => outcome,
         None => match ConnectionInfo::current() {
