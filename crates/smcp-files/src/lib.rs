@@ -35,7 +35,8 @@ pub use meta::FileMeta;
 pub use schema::{DeclarationError, FileField, file_fields};
 pub use service::{BaseUrlError, check_base_url};
 pub use service::{
-    DEFAULT_MAX_CALL_BYTES, DEFAULT_MAX_CALL_FILES, Files, FilesConfig, UploadStyle,
+    DEFAULT_MAX_CALL_BYTES, DEFAULT_MAX_CALL_FILES, Files, FilesConfig, MAX_MIME_TYPE_BYTES,
+    UploadStyle,
 };
 pub use store::{FileStore, LocalFileStore, ObjectStoreFileStore, StagedFile};
 pub use token::{Claims, Direction, Route, TokenError};

@@ -22,6 +22,10 @@ use crate::token::{self, Claims, Direction, Route};
 use smcp_proto::time::rfc3339;
 use smcp_server::keys::{Clock, KeyRing, random_hex, system_clock};
 
+/// The longest `mimeType` `files/authorizeUpload` takes, parameters included (RFC 6838 allows
+/// 127 bytes for each of type and subtype).
+pub const MAX_MIME_TYPE_BYTES: usize = 255;
+
 /// How upload descriptors send bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UploadStyle {
@@ -314,6 +318,14 @@ impl Files {
             return Err(FileError::new(
                 FileErrorReason::InvalidMimeType,
                 "mimeType must be type/subtype",
+            ));
+        }
+        // The media type travels in the signed upload token: unbounded, it would mint a token
+        // longer than the data plane accepts.
+        if mime.len() > MAX_MIME_TYPE_BYTES {
+            return Err(FileError::new(
+                FileErrorReason::InvalidMimeType,
+                format!("mimeType longer than {MAX_MIME_TYPE_BYTES} bytes"),
             ));
         }
         if let Some(size) = params.size

@@ -593,6 +593,11 @@ async fn malformed_authorize_upload_members_name_their_reason() {
         (json!({"name": 7}), "invalidName"),
         (json!({"name": "n".repeat(1025)}), "invalidName"),
         (json!({"mimeType": ["text/plain"]}), "invalidMimeType"),
+        // Long parameters would sign a token the data plane refuses as malformed.
+        (
+            json!({"mimeType": format!("text/plain; charset={}", "u".repeat(20_000))}),
+            "invalidMimeType",
+        ),
         (json!({"digest": "abc"}), "invalidDigest"),
     ] {
         let b = body(json!(1), "files/authorizeUpload", params.clone());

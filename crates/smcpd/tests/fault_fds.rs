@@ -142,11 +142,12 @@ async fn fd_exhaustion_is_survived_and_recovered_from() {
         cpu < elapsed / 5,
         "smcpd used {cpu:?} of CPU in {elapsed:?} while out of fds"
     );
-    // One attempt per 10 ms at most (the loop waits 50 ms after a failure).
-    let attempts = lines1 - lines0;
+    // The loop waits 50 ms after a failure, and says so at most once every 5 s (with the
+    // count), not on every retry.
+    let warnings = lines1 - lines0;
     assert!(
-        (attempts as u128) < elapsed.as_millis() / 10,
-        "{attempts} accept failures logged in {elapsed:?}"
+        warnings <= 1,
+        "{warnings} accept failure warnings logged in {elapsed:?}"
     );
     assert!(
         server.child.try_wait().unwrap().is_none(),

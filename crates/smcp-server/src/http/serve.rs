@@ -263,6 +263,7 @@ where
         request.map(|body| RequestBody::new(body, body_timeouts))
     });
     let permits = Arc::new(Semaphore::new(options.max_connections.max(1)));
+    let mut accept_failures = AcceptFailures::default();
     tokio::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -277,8 +278,9 @@ where
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
-                    // Resource exhaustion (EMFILE, …) must not end the server: back off.
-                    tracing::warn!(error = %e, "accept failed");
+                    // Resource exhaustion (EMFILE, …) must not end the server: back off, and
+                    // say so once in a while rather than on every retry.
+                    accept_failures.record(&e);
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -389,6 +391,33 @@ where
         "requests still running at the end of the drain timeout were cancelled"
     );
     Ok(Drained::TimedOut(cut))
+}
+
+/// Failed accepts, logged at most once per [`ACCEPT_FAILURE_LOG_EVERY`] with how many there
+/// were.
+#[derive(Debug, Default)]
+struct AcceptFailures {
+    logged: Option<tokio::time::Instant>,
+    since: u64,
+}
+
+/// How often failing accepts are logged.
+const ACCEPT_FAILURE_LOG_EVERY: Duration = Duration::from_secs(5);
+
+impl AcceptFailures {
+    fn record(&mut self, error: &std::io::Error) {
+        self.since += 1;
+        let now = tokio::time::Instant::now();
+        if self
+            .logged
+            .is_some_and(|at| now.duration_since(at) < ACCEPT_FAILURE_LOG_EVERY)
+        {
+            return;
+        }
+        tracing::warn!(%error, failures = self.since, "accept failed");
+        self.logged = Some(now);
+        self.since = 0;
+    }
 }
 
 /// How long the answers to cut requests get to reach their clients.
