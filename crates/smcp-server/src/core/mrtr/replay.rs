@@ -29,13 +29,25 @@ impl std::fmt::Debug for dyn ReplayGuard {
     }
 }
 
-/// An in-memory guard for a single instance. Expired ids are purged as new ones arrive;
-/// past `capacity` live ids, new ones are refused (fail closed) rather than growing memory.
+/// An in-memory guard for a single instance. Expired ids are purged as new ones arrive
+/// (whenever the map has doubled since the last purge, so memory follows the ids still live
+/// rather than the capacity); past `capacity` live ids, new ones are refused (fail closed)
+/// rather than growing memory.
 pub struct MemoryReplayGuard {
-    seen: Mutex<HashMap<String, SystemTime>>,
+    seen: Mutex<Seen>,
     capacity: usize,
     clock: Clock,
 }
+
+/// The ids, and the size at which expired ones are purged next.
+#[derive(Debug, Default)]
+struct Seen {
+    ids: HashMap<String, SystemTime>,
+    purge_at: usize,
+}
+
+/// The smallest map a purge is worth it for.
+const MIN_PURGE_AT: usize = 1024;
 
 impl std::fmt::Debug for MemoryReplayGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,10 +66,19 @@ impl MemoryReplayGuard {
     /// A guard whose expiry reads `clock` (the one [`super::MrtrConfig::clock`] uses, in tests).
     pub fn with_clock(capacity: usize, clock: Clock) -> Self {
         Self {
-            seen: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Seen::default()),
             capacity,
             clock,
         }
+    }
+
+    /// Ids remembered now, expired ones not yet purged included.
+    pub fn remembered(&self) -> usize {
+        self.seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .ids
+            .len()
     }
 }
 
@@ -68,15 +89,53 @@ impl ReplayGuard for MemoryReplayGuard {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = (self.clock)();
-        if seen.len() >= self.capacity {
-            seen.retain(|_, exp| *exp > now);
+        if seen.ids.len() >= seen.purge_at.max(MIN_PURGE_AT).min(self.capacity) {
+            seen.ids.retain(|_, exp| *exp > now);
+            let live = seen.ids.len();
+            if seen.ids.capacity() > 4 * live.max(MIN_PURGE_AT) {
+                seen.ids.shrink_to(2 * live);
+            }
+            seen.purge_at = 2 * live;
         }
-        let fresh = if seen.contains_key(state_id) || seen.len() >= self.capacity {
+        let fresh = if seen.ids.contains_key(state_id) || seen.ids.len() >= self.capacity {
             false
         } else {
-            seen.insert(state_id.to_owned(), expires_at);
+            seen.ids.insert(state_id.to_owned(), expires_at);
             true
         };
         Box::pin(async move { fresh })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn expired_ids_are_purged_long_before_the_capacity_is_reached() {
+        let secs = Arc::new(AtomicU64::new(0));
+        let clock_secs = secs.clone();
+        let clock: Clock = Arc::new(move || {
+            SystemTime::UNIX_EPOCH + Duration::from_secs(clock_secs.load(Ordering::Relaxed))
+        });
+        let guard = MemoryReplayGuard::with_clock(100_000, clock);
+        // One round a second, each state valid for 60 s: never more than ~60 live ids.
+        for i in 0..20_000u64 {
+            secs.store(i, Ordering::Relaxed);
+            let expires = SystemTime::UNIX_EPOCH + Duration::from_secs(i + 60);
+            assert!(guard.first_use(&format!("s{i}"), expires).await);
+            assert!(
+                !guard.first_use(&format!("s{i}"), expires).await,
+                "replay of s{i}"
+            );
+        }
+        let remembered = guard.remembered();
+        assert!(
+            remembered <= MIN_PURGE_AT,
+            "{remembered} ids remembered with about 60 live"
+        );
     }
 }
