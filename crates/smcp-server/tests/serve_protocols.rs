@@ -206,6 +206,23 @@ async fn h2c_prior_knowledge_when_enabled() {
     running.stop().await;
 }
 
+/// A TLS client trusting the CA at `ca` and offering only `alpn`.
+fn tls_connector(ca: &std::path::Path, alpn: &[u8]) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    let ca = std::fs::read(ca).unwrap();
+    for cert in CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
 #[tokio::test]
 async fn tls_follows_alpn() {
     let dir = std::env::temp_dir().join(format!("smcp-serve-protocols-{}", std::process::id()));
@@ -217,23 +234,11 @@ async fn tls_follows_alpn() {
     })
     .await;
 
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = std::fs::read(&certs.ca_cert).unwrap();
-    for cert in CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     for (alpn, expected) in [
         (&b"h2"[..], Version::HTTP_2),
         (&b"http/1.1"[..], Version::HTTP_11),
     ] {
-        let mut config = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots.clone())
-            .with_no_client_auth();
-        config.alpn_protocols = vec![alpn.to_vec()];
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let connector = tls_connector(&certs.ca_cert, alpn);
         let tcp = TcpStream::connect(running.addr).await.unwrap();
         let local = tcp.local_addr().unwrap();
         let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
@@ -263,19 +268,7 @@ async fn idle_h2_connections_are_closed_at_the_header_read_timeout() {
         ..ServeOptions::default()
     })
     .await;
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = std::fs::read(&certs.ca_cert).unwrap();
-    for cert in CertificateDer::pem_slice_iter(&ca) {
-        roots.add(cert.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = tls_connector(&certs.ca_cert, b"h2");
     let tcp = TcpStream::connect(running.addr).await.unwrap();
     let name = rustls_pki_types::ServerName::try_from("127.0.0.1").unwrap();
     let mut stream = connector.connect(name, tcp).await.unwrap();

@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Smcpd, mcp, request_bytes};
+use support::{Smcpd, https_client, mcp, post_mcp, request_bytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -81,20 +81,12 @@ async fn idle_tls_connections_are_closed_at_the_handshake_deadline() {
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let started = Instant::now();
-    let ca = reqwest::Certificate::from_pem(&std::fs::read(dir.join("ca.pem")).unwrap()).unwrap();
-    let http = reqwest::Client::builder()
-        .add_root_certificate(ca)
+    let http = https_client(&dir)
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap();
     let body = mcp(json!(1), "server/discover", json!({}));
-    let response = http
-        .post(format!("https://{}/mcp", server.addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "server/discover")
-        .body(body.to_string())
+    let response = post_mcp(&http, server.addr, &body)
         .send()
         .await
         .expect("served once the idle handshakes time out");
@@ -415,9 +407,7 @@ async fn a_stalled_upload_is_cut_and_leaves_nothing_staged() {
         "--clock-secs",
         "0",
     ]);
-    let ca = reqwest::Certificate::from_pem(&std::fs::read(dir.join("ca.pem")).unwrap()).unwrap();
-    let http = reqwest::Client::builder()
-        .add_root_certificate(ca)
+    let http = https_client(&dir)
         .timeout(Duration::from_secs(15))
         .build()
         .unwrap();
@@ -434,13 +424,7 @@ async fn a_stalled_upload_is_cut_and_leaves_nothing_staged() {
     );
     body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
         json!({"files": {"upload": true, "download": true, "transports": ["https"]}});
-    let authorized: Value = http
-        .post(format!("https://{}/mcp", server.addr))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "files/authorizeUpload")
-        .body(body.to_string())
+    let authorized: Value = post_mcp(&http, server.addr, &body)
         .send()
         .await
         .unwrap()

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Smcpd, mcp, request_bytes, roundtrip};
+use support::{Smcpd, https_client, mcp, post_mcp, request_bytes, roundtrip};
 use tokio::io::AsyncWriteExt;
 
 const FILES_CAPS: &str =
@@ -68,6 +68,17 @@ async fn rpc(addr: std::net::SocketAddr, body: &Value) -> Value {
     rpc_body(&roundtrip(addr, &request_bytes(body, &[])).await)
 }
 
+/// The file URI and the upload path of an authorizeUpload result.
+fn descriptor(auth: &Value) -> (String, String) {
+    let uri = auth["result"]["file"]["uri"].as_str().unwrap().to_owned();
+    let url = auth["result"]["upload"]["url"].as_str().unwrap();
+    let path = url
+        .split_once("/files/")
+        .map(|(_, p)| format!("/files/{p}"))
+        .unwrap();
+    (uri, path)
+}
+
 fn key() -> String {
     // 32 bytes of 7, base64: a fixed files key so a restarted server verifies old descriptors.
     format!("kfault:{}", "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=")
@@ -96,12 +107,7 @@ async fn sigkill_mid_upload_then_restart_leaves_nothing_visible() {
         ),
     )
     .await;
-    let uri = auth["result"]["file"]["uri"].as_str().unwrap().to_owned();
-    let url = auth["result"]["upload"]["url"].as_str().unwrap().to_owned();
-    let path = url
-        .split_once("/files/")
-        .map(|(_, p)| format!("/files/{p}"))
-        .unwrap();
+    let (uri, path) = descriptor(&auth);
     // Half the body, then nothing.
     let mut sock = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let head = format!(
@@ -218,9 +224,8 @@ async fn full_store_gives_507(store: &Path, extra: &[&str], size: usize) {
     ];
     flags.extend_from_slice(extra);
     let server = Smcpd::start_with(&flags);
-    let ca = reqwest::Certificate::from_pem(&std::fs::read(tls.join("ca.pem")).unwrap()).unwrap();
     for h2 in [false, true] {
-        let mut builder = reqwest::Client::builder().add_root_certificate(ca.clone());
+        let mut builder = https_client(&tls);
         if !h2 {
             builder = builder.http1_only();
         }
@@ -230,13 +235,7 @@ async fn full_store_gives_507(store: &Path, extra: &[&str], size: usize) {
             "files/authorizeUpload",
             json!({"name": "huge.bin", "mimeType": "application/octet-stream", "size": size}),
         );
-        let auth: Value = http
-            .post(format!("https://{}/mcp", server.addr))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "files/authorizeUpload")
-            .body(body.to_string())
+        let auth: Value = post_mcp(&http, server.addr, &body)
             .send()
             .await
             .unwrap()
@@ -357,12 +356,7 @@ async fn one_upload_named_ten_thousand_times_is_refused_quickly_with_bounded_mem
         ),
     )
     .await;
-    let uri = auth["result"]["file"]["uri"].as_str().unwrap().to_owned();
-    let url = auth["result"]["upload"]["url"].as_str().unwrap().to_owned();
-    let path = url
-        .split_once("/files/")
-        .map(|(_, p)| format!("/files/{p}"))
-        .unwrap();
+    let (uri, path) = descriptor(&auth);
     let mut raw = format!(
         "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: {size}\r\n\r\n"
     )

@@ -173,3 +173,25 @@ impl Smcpd {
         self.child.wait().unwrap()
     }
 }
+
+/// An HTTPS client builder trusting the development CA that `smcpd --tls-self-signed DIR`
+/// wrote into `dir`.
+pub(crate) fn https_client(dir: &std::path::Path) -> reqwest::ClientBuilder {
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(dir.join("ca.pem")).unwrap()).unwrap();
+    reqwest::Client::builder().add_root_certificate(ca)
+}
+
+/// A POST of the JSON-RPC request `body` to `https://addr/mcp`, with the headers 2026-07-28
+/// requires (`Mcp-Method` from the body).
+pub(crate) fn post_mcp(
+    http: &reqwest::Client,
+    addr: SocketAddr,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    http.post(format!("https://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", body["method"].as_str().unwrap())
+        .body(body.to_string())
+}
