@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use smcp_files::token::{self, Claims, Direction, TokenError};
+use smcp_files::token::{self, Claims, Direction, Route, TokenError};
 use smcp_server::{Key, KeyRing};
 
 static RING: LazyLock<KeyRing> =
@@ -47,6 +47,7 @@ fn claims(bytes: &[u8]) -> Claims {
         mime: some(4).then(|| cut(&text, 64)),
         name: some(5).then(|| cut(&text, 1024)),
         ret: some(6).then_some(number),
+        via: some(7).then(|| if some(8) { Route::Form } else { Route::Put }),
     }
 }
 
