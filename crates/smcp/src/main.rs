@@ -554,6 +554,7 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 prompts_list_changed: prompts.then_some(true),
                 resources_list_changed: resources.then_some(true),
                 resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
+                task_ids: None,
             };
             let mut sub = client.listen(filter);
             loop {

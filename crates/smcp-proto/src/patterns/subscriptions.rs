@@ -27,6 +27,9 @@ pub struct SubscriptionFilter {
     /// URIs for `notifications/resources/updated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// Task ids for `notifications/tasks` (SEP-2663; only with the tasks extension negotiated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 /// Params of `subscriptions/listen`.

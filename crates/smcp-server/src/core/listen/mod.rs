@@ -82,6 +82,7 @@ pub(crate) fn plan(
         } else {
             None
         },
+        task_ids: None,
     };
     let id_value = id.to_value();
     let mut subscription = Map::new();
