@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use smcp_proto::basic::LoggingLevel;
+use smcp_proto::ext::tasks::DetailedTask;
 use smcp_proto::jsonrpc::{Notification, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
@@ -19,14 +20,16 @@ use smcp_proto::server::utilities::completion::{CompleteResult, CompletionRefere
 use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{Client, decode, object_arg, with_timeout};
+use crate::client::{Client, Reply, decode, object_arg, with_timeout};
 use crate::error::{Error, Kind, Result};
+use crate::tasks::TaskHandle;
 
 /// Progress tokens unique within this process (A9 item 74).
 static NEXT_PROGRESS: AtomicU64 = AtomicU64::new(1);
 
 type ProgressFn = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sync>;
+type StatusFn = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
 
 impl Client {
     /// `server/discover`: versions, capabilities, instructions and server info.
@@ -62,7 +65,15 @@ impl Client {
             log_level: None,
             timeout: self.inner.timeout,
             cancel: None,
+            on_status: None,
         }
+    }
+
+    /// `tools/call` returning either the result or, when the server runs the call as a task
+    /// (SEP-2663), a [`TaskHandle`] for its lifecycle. Same as
+    /// `tool_call(name).arguments(arguments).start()`.
+    pub async fn call_tool_task(&self, name: &str, arguments: Value) -> Result<ToolCallOutcome> {
+        self.tool_call(name).arguments(arguments).start().await
     }
 
     /// `resources/list`, every page.
@@ -83,7 +94,9 @@ impl Client {
         params.insert("uri".to_owned(), Value::String(uri.to_owned()));
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
         let fut = self.request_with_input(method::RESOURCES_READ, params, None, &mut sink);
-        let v = with_timeout(self.inner.timeout, fut).await?;
+        let v = with_timeout(self.inner.timeout, fut)
+            .await?
+            .complete(method::RESOURCES_READ)?;
         decode(method::RESOURCES_READ, v)
     }
 
@@ -110,7 +123,9 @@ impl Client {
         }
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
         let fut = self.request_with_input(method::PROMPTS_GET, params, None, &mut sink);
-        let v = with_timeout(self.inner.timeout, fut).await?;
+        let v = with_timeout(self.inner.timeout, fut)
+            .await?
+            .complete(method::PROMPTS_GET)?;
         decode(method::PROMPTS_GET, v)
     }
 
@@ -160,6 +175,7 @@ pub struct ToolCall {
     log_level: Option<LoggingLevel>,
     timeout: Option<Duration>,
     cancel: Option<CancellationToken>,
+    on_status: Option<StatusFn>,
 }
 
 impl std::fmt::Debug for ToolCall {
@@ -216,9 +232,60 @@ impl ToolCall {
         self
     }
 
+    /// Calls `f` with each state of the task a server runs this call as (SEP-2663): the seed
+    /// state of its `CreateTaskResult`, then every `tasks/get` answer, as polls return. Not
+    /// called for a call answered inline.
+    pub fn on_task_status(mut self, f: impl Fn(&DetailedTask) + Send + Sync + 'static) -> Self {
+        self.on_status = Some(Arc::new(f));
+        self
+    }
+
     /// Sends the call, running the MRTR loop, and returns the final result. A tool-level
     /// failure is a result with `isError: true`, not an `Err`.
+    ///
+    /// When the server runs the call as a task (SEP-2663), the task is followed to its end
+    /// ([`TaskHandle::wait`]): its input requests are answered through the installed
+    /// [`InputHandler`](crate::InputHandler), a `failed` task is an `Err` with its JSON-RPC
+    /// error ([`Error::jsonrpc_code`], [`Error::is_task_failed`]), a `cancelled` one an `Err`
+    /// for which [`Error::is_task_cancelled`] is true. The timeout then bounds each request
+    /// (the call, each poll, each update), and following the task is bounded by its TTL and
+    /// [`TaskPolling::max_wait`](crate::TaskPolling::max_wait). Dropping the future, or
+    /// cancelling the [`cancellation`](Self::cancellation) token, sends `tasks/cancel`.
     pub async fn send(self) -> Result<CallToolResult> {
+        let on_status = self.on_status.clone();
+        let cancel = self.cancel.clone();
+        match self.start().await? {
+            ToolCallOutcome::Complete(result) => Ok(result),
+            ToolCallOutcome::Task(handle) => {
+                let mut notify = |t: &DetailedTask| {
+                    if let Some(f) = &on_status {
+                        f(t);
+                    }
+                };
+                handle.follow(&mut notify, cancel).await
+            }
+        }
+    }
+
+    /// Sends the call, running the MRTR loop, and returns either its result or, when the
+    /// server runs it as a task (SEP-2663), a [`TaskHandle`] to follow it with. The timeout
+    /// and the cancellation token cover this first exchange only; the handle's requests use
+    /// the same timeout each.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// use smcp_client::ToolCallOutcome;
+    /// match client.tool_call("long_job").arguments(serde_json::json!({"seconds": 30})).start().await? {
+    ///     ToolCallOutcome::Complete(result) => println!("inline: {result:?}"),
+    ///     ToolCallOutcome::Task(task) => {
+    ///         println!("task {} is {}", task.id(), task.task().status);
+    ///         let result = task.wait_with(|t| println!("{}", t.task.status)).await?;
+    ///         println!("done: {result:?}");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn start(self) -> Result<ToolCallOutcome> {
         let mut params = Map::new();
         params.insert("name".to_owned(), Value::String(self.name.clone()));
         let arguments = object_arg("tool arguments", self.arguments)?;
@@ -271,14 +338,32 @@ impl ToolCall {
                 .request_with_input(method::TOOLS_CALL, params, Some(&name), &mut sink)
                 .await
         };
-        let call = with_timeout(self.timeout, call);
-        let v = match self.cancel {
+        let timeout = self.timeout;
+        let call = with_timeout(timeout, call);
+        let reply = match self.cancel {
             None => call.await?,
             Some(token) => tokio::select! {
                 r = call => r?,
                 () = token.cancelled() => return Err(Error::new(Kind::Cancelled)),
             },
         };
-        decode(method::TOOLS_CALL, v)
+        match reply {
+            Reply::Complete(v) => decode(method::TOOLS_CALL, v).map(ToolCallOutcome::Complete),
+            Reply::Task(created) => Ok(ToolCallOutcome::Task(TaskHandle::new(
+                self.client,
+                created.task,
+                timeout,
+            ))),
+        }
     }
+}
+
+/// What [`ToolCall::start`] ended with.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum ToolCallOutcome {
+    /// The server answered inline.
+    Complete(CallToolResult),
+    /// The server runs the call as a task (SEP-2663).
+    Task(TaskHandle),
 }

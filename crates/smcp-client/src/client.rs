@@ -16,7 +16,9 @@ use serde_json::{Map, Value};
 use smcp_proto::basic::Implementation;
 use smcp_proto::capabilities::ClientCapabilities;
 use smcp_proto::error::{HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION};
+use smcp_proto::ext::tasks::{self, CreateTaskResult};
 use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
+use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::patterns::mrtr::InputRequiredResult;
 use smcp_proto::x_mcp_header::HeaderParam;
@@ -27,6 +29,7 @@ use crate::error::{Error, Kind, Result};
 use crate::headers::{ToolCatalog, request_headers};
 use crate::mrtr::{InputHandler, fulfil};
 use crate::stdio::{StdioCommand, StdioTransport};
+use crate::tasks::TaskPolling;
 use crate::transport::http::HttpTransport;
 use crate::transport::{ResponseStream, Transport};
 
@@ -55,6 +58,8 @@ pub struct ClientBuilder {
     cache: Option<Cache>,
     roots: Vec<reqwest::Certificate>,
     files: Option<crate::files::FileTransfer>,
+    tasks: bool,
+    task_polling: TaskPolling,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -85,7 +90,26 @@ impl ClientBuilder {
             cache: None,
             roots: Vec::new(),
             files: None,
+            tasks: true,
+            task_polling: TaskPolling::default(),
         }
+    }
+
+    /// Whether to declare the SEP-2663 tasks extension (`io.modelcontextprotocol/tasks`) on
+    /// `tools/call`, the task methods and listen requests that ask for task notifications.
+    /// On by default: a server may then answer a `tools/call` with a task, which
+    /// [`ToolCall::send`](crate::ToolCall::send) follows to its end. `false` opts out: the
+    /// server must answer inline (or refuse with −32021 if it can only run the call as a task).
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
+        self
+    }
+
+    /// How tasks are polled: interval floor and cap, retries, overall bound (see
+    /// [`TaskPolling`]).
+    pub fn task_polling(mut self, polling: TaskPolling) -> Self {
+        self.task_polling = polling;
+        self
     }
 
     /// Trusts an extra CA (PEM, one or more certificates) for the MCP endpoint and for
@@ -225,6 +249,8 @@ impl ClientBuilder {
                 auth_context,
                 files: self.files,
                 data_plane,
+                tasks: self.tasks,
+                task_polling: self.task_polling,
             }),
         })
     }
@@ -258,15 +284,20 @@ pub(crate) struct Inner {
     /// (`Authorization`, cookies) configured for the endpoint.
     /// The data-plane HTTP client and the address policy its resolver applies.
     pub(crate) data_plane: Option<(reqwest::Client, crate::files::AddressPolicy)>,
+    /// Whether the tasks extension is declared (SEP-2663).
+    pub(crate) tasks: bool,
+    /// How tasks are polled.
+    pub(crate) task_polling: TaskPolling,
 }
 
-/// How a result ended, from its `resultType` (A5 item 54).
-enum ResultKind {
+/// How a result ended, from its `resultType` (A5 item 54; `"task"` from SEP-2663).
+pub(crate) enum ResultKind {
     Complete,
     InputRequired,
+    Task,
 }
 
-fn result_kind(result: &Value) -> Result<ResultKind> {
+pub(crate) fn result_kind(result: &Value) -> Result<ResultKind> {
     if !result.is_object() {
         return Err(Error::protocol("the result is not a JSON object"));
     }
@@ -274,9 +305,46 @@ fn result_kind(result: &Value) -> Result<ResultKind> {
         None => Ok(ResultKind::Complete),
         Some(Value::String(s)) if s == "complete" => Ok(ResultKind::Complete),
         Some(Value::String(s)) if s == "input_required" => Ok(ResultKind::InputRequired),
+        Some(Value::String(s)) if s == tasks::RESULT_TYPE_TASK => Ok(ResultKind::Task),
         Some(other) => Err(Error::protocol(format!(
-            "unknown resultType {other} (this client understands \"complete\" and \"input_required\")"
+            "unknown resultType {other} (this client understands \"complete\", \"input_required\" \
+             and \"task\")"
         ))),
+    }
+}
+
+/// The error for a `CreateTaskResult` where none may come (SEP-2663 §Capability Negotiation:
+/// an invalid response).
+fn unexpected_task(method_name: &str, declared: bool) -> Error {
+    if declared {
+        Error::protocol(format!(
+            "{method_name} returned a CreateTaskResult (resultType \"task\"), but only tools/call \
+             supports tasks: invalid response"
+        ))
+    } else {
+        Error::protocol(format!(
+            "{method_name} returned a CreateTaskResult (resultType \"task\") although this request \
+             did not declare the {} extension: invalid response",
+            tasks::EXTENSION_ID
+        ))
+    }
+}
+
+/// What a request that may need input ended with.
+pub(crate) enum Reply {
+    /// The method's own result.
+    Complete(Value),
+    /// A task to follow (`tools/call` with the tasks extension declared).
+    Task(CreateTaskResult),
+}
+
+impl Reply {
+    /// The result of a method that cannot return a task (already refused upstream).
+    pub(crate) fn complete(self, method_name: &str) -> Result<Value> {
+        match self {
+            Self::Complete(v) => Ok(v),
+            Self::Task(_) => Err(unexpected_task(method_name, true)),
+        }
     }
 }
 
@@ -376,7 +444,10 @@ impl Client {
             .clone()
     }
 
-    /// The capabilities declared on every request (from the installed input handler).
+    /// The capabilities declared on every request (from the installed input handler, and
+    /// SEP-2631 `files` when enabled). `tools/call` and the task methods also declare the
+    /// SEP-2663 tasks extension unless it was turned off ([`ClientBuilder::tasks`]); see
+    /// [`capabilities_for`](Self::capabilities_for).
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut caps: ClientCapabilities = self
             .inner
@@ -388,6 +459,41 @@ impl Client {
             caps.extra.insert("files".to_owned(), files.capability());
         }
         caps
+    }
+
+    /// The capabilities declared on a request of `method_name` (for `subscriptions/listen`,
+    /// as if it asked for task notifications).
+    pub fn capabilities_for(&self, method_name: &str) -> ClientCapabilities {
+        let mut caps = self.capabilities();
+        if self.declares_tasks(method_name, None) {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(tasks::EXTENSION_ID.to_owned(), Map::new());
+        }
+        caps
+    }
+
+    /// Whether the tasks extension is declared on this request: `tools/call` (the one method
+    /// that supports tasks), the task methods, and a listen request that asks for `taskIds`.
+    fn declares_tasks(&self, method_name: &str, params: Option<&Map<String, Value>>) -> bool {
+        self.inner.tasks
+            && match method_name {
+                method::TOOLS_CALL
+                | tasks::METHOD_GET
+                | tasks::METHOD_UPDATE
+                | tasks::METHOD_CANCEL => true,
+                method::SUBSCRIPTIONS_LISTEN => params.is_none_or(|p| {
+                    p.get("notifications")
+                        .and_then(|n| n.get("taskIds"))
+                        .is_some_and(|t| !t.is_null())
+                }),
+                _ => false,
+            }
+    }
+
+    /// The installed input handler, if any.
+    pub(crate) fn inner_handler(&self) -> Option<&dyn InputHandler> {
+        self.inner.handler.as_ref().map(|h| &*h.0)
     }
 
     pub(crate) fn next_id(&self) -> RequestId {
@@ -402,7 +508,13 @@ impl Client {
     }
 
     /// Adds the required `_meta` members (A4 items 44–45), keeping any already there.
-    fn stamp_meta(&self, params: &mut Map<String, Value>) {
+    fn stamp_meta(&self, method_name: &str, params: &mut Map<String, Value>) {
+        let mut caps = self.capabilities();
+        if self.declares_tasks(method_name, Some(params)) {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(tasks::EXTENSION_ID.to_owned(), Map::new());
+        }
         let meta = params
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -416,8 +528,7 @@ impl Client {
             );
             m.insert(
                 meta::CLIENT_CAPABILITIES.to_owned(),
-                serde_json::to_value(self.capabilities())
-                    .unwrap_or_else(|_| Value::Object(Map::new())),
+                serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new())),
             );
             if let Some(info) = &self.inner.client_info
                 && let Ok(v) = serde_json::to_value(info)
@@ -434,7 +545,7 @@ impl Client {
         mut params: Map<String, Value>,
         header_params: &[HeaderParam],
     ) -> Result<(RequestId, ResponseStream)> {
-        self.stamp_meta(&mut params);
+        self.stamp_meta(method_name, &mut params);
         // Stdio has no headers: everything they would mirror is already in the body.
         let headers = if self.inner.transport.is_http() {
             request_headers(
@@ -536,6 +647,12 @@ impl Client {
                      resources/read and prompts/get may return"
                 )));
             }
+            ResultKind::Task => {
+                return Err(unexpected_task(
+                    method_name,
+                    self.declares_tasks(method_name, Some(&params)),
+                ));
+            }
         }
         if let Some(cache) = &self.inner.cache {
             cache.put(method_name, &params, &self.inner.auth_context, &result);
@@ -544,18 +661,20 @@ impl Client {
     }
 
     /// A request that may need input (`tools/call`, `resources/read`, `prompts/get`): the MRTR
-    /// loop (A6 items 59–60, 63) plus the one-time tool list refresh after −32020.
+    /// loop (A6 items 59–60, 63) plus the one-time tool list refresh after −32020. A
+    /// `tools/call` that declared the tasks extension may end with a task (SEP-2663: MRTR
+    /// rounds first, then the `CreateTaskResult`); any other method that returns one is refused.
     pub(crate) async fn request_with_input(
         &self,
         method_name: &str,
         params: Map<String, Value>,
         tool: Option<&str>,
         sink: Sink<'_>,
-    ) -> Result<Value> {
+    ) -> Result<Reply> {
         let cache = self.inner.cache.as_ref();
         if let Some(hit) = cache.and_then(|c| c.get(method_name, &params, &self.inner.auth_context))
         {
-            return Ok(hit);
+            return Ok(Reply::Complete(hit));
         }
         let mut header_params = match tool {
             Some(name) => self.catalog().params_for(name)?,
@@ -591,7 +710,20 @@ impl Client {
                     {
                         c.put(method_name, &params, &self.inner.auth_context, &result);
                     }
-                    return Ok(result);
+                    return Ok(Reply::Complete(result));
+                }
+                ResultKind::Task => {
+                    let declared = self.declares_tasks(method_name, Some(&retry));
+                    if method_name != method::TOOLS_CALL || !declared {
+                        return Err(unexpected_task(method_name, declared));
+                    }
+                    let created: CreateTaskResult =
+                        serde_json::from_value(result).map_err(|e| {
+                            Error::protocol(format!(
+                                "malformed CreateTaskResult for {method_name}: {e}"
+                            ))
+                        })?;
+                    return Ok(Reply::Task(created));
                 }
                 ResultKind::InputRequired => {}
             }

@@ -93,6 +93,38 @@ pub(crate) enum Kind {
         /// What went wrong.
         message: String,
     },
+    /// A SEP-2663 task ended `failed`: its JSON-RPC error, as if the request had answered it.
+    #[error("the task failed: JSON-RPC error {}: {}", error.code, error.message)]
+    TaskFailed {
+        /// The task.
+        task_id: String,
+        /// The error the request ended with.
+        error: ErrorObject,
+    },
+    /// A SEP-2663 task ended `cancelled` (by the server, or by another client's `tasks/cancel`).
+    #[error("the task was cancelled{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+        /// Its `statusMessage`, if any.
+        message: Option<String>,
+    },
+    /// The caller cancelled a call the server runs as a task; `tasks/cancel` was sent.
+    #[error("request cancelled (tasks/cancel sent for its task)")]
+    CancelledTask {
+        /// The task.
+        task_id: String,
+    },
+    /// A SEP-2663 task did not end within its TTL (or the client's bound on following it).
+    #[error(
+        "the task did not finish within {after:?} (its TTL or the client's bound); tasks/cancel sent"
+    )]
+    TaskExpired {
+        /// The task.
+        task_id: String,
+        /// The bound that elapsed.
+        after: std::time::Duration,
+    },
     /// The tool was dropped from the tool list because its `x-mcp-header` annotations are
     /// invalid, so the client refuses to call it.
     #[error("tool {name:?} is unusable: {reason}")]
@@ -155,18 +187,44 @@ impl Error {
         Self::new(Kind::Config(message.into()))
     }
 
-    /// The request ran past its timeout (the stream was closed).
+    /// The request ran past its timeout (the stream was closed), or a SEP-2663 task did not end
+    /// within its TTL (or the client's bound on following it).
     pub fn is_timeout(&self) -> bool {
         match &*self.inner {
-            Kind::Timeout(_) => true,
+            Kind::Timeout(_) | Kind::TaskExpired { .. } => true,
             Kind::Transport(e) => e.is_timeout(),
             _ => false,
         }
     }
 
-    /// The request was cancelled by the caller.
+    /// The request was cancelled by the caller (for a call the server runs as a task,
+    /// `tasks/cancel` was sent; [`Error::task_id`] names the task).
     pub fn is_cancelled(&self) -> bool {
-        matches!(*self.inner, Kind::Cancelled)
+        matches!(*self.inner, Kind::Cancelled | Kind::CancelledTask { .. })
+    }
+
+    /// A SEP-2663 task ended `cancelled` without this caller asking (the server, or another
+    /// client's `tasks/cancel`). Not [`Error::is_cancelled`].
+    pub fn is_task_cancelled(&self) -> bool {
+        matches!(*self.inner, Kind::TaskCancelled { .. })
+    }
+
+    /// A SEP-2663 task ended `failed`. Its JSON-RPC error is in [`Error::jsonrpc_error`], as
+    /// for a request answered with that error.
+    pub fn is_task_failed(&self) -> bool {
+        matches!(*self.inner, Kind::TaskFailed { .. })
+    }
+
+    /// The SEP-2663 task this error is about, when the server ran the call as a task and it
+    /// failed, was cancelled (by anyone) or outlived its TTL.
+    pub fn task_id(&self) -> Option<&str> {
+        match &*self.inner {
+            Kind::TaskFailed { task_id, .. }
+            | Kind::TaskCancelled { task_id, .. }
+            | Kind::CancelledTask { task_id }
+            | Kind::TaskExpired { task_id, .. } => Some(task_id),
+            _ => None,
+        }
     }
 
     /// The connection could not be made or broke at the HTTP level, or the stdio server could
@@ -215,18 +273,22 @@ impl Error {
         self.jsonrpc_error().map(|e| e.code)
     }
 
-    /// The whole JSON-RPC error object (code, message, data), when there is one.
+    /// The whole JSON-RPC error object (code, message, data), when there is one: the server's
+    /// answer, or the error a `failed` task ended with.
     pub fn jsonrpc_error(&self) -> Option<&ErrorObject> {
         match &*self.inner {
-            Kind::Rpc { error, .. } => Some(error),
+            Kind::Rpc { error, .. } | Kind::TaskFailed { error, .. } => Some(error),
             _ => None,
         }
     }
 
     /// The server broke the protocol: malformed SSE or JSON, a response with the wrong id, a
     /// JSON-RPC request on a response stream, an unknown `resultType`, an `InputRequiredResult`
-    /// from a method that may not return one, a result of the wrong shape, or (stdio) a stdout
-    /// line over the length cap, which fails every request in flight.
+    /// from a method that may not return one, a `CreateTaskResult` (`resultType: "task"`) from a
+    /// method that does not support tasks or to a request that did not declare the tasks
+    /// extension, a `tasks/get` answer that does not fit its status or names another task, a
+    /// result of the wrong shape, or (stdio) a stdout line over the length cap, which fails
+    /// every request in flight.
     pub fn is_protocol_violation(&self) -> bool {
         matches!(*self.inner, Kind::Protocol(_))
     }

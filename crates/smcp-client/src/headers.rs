@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use http::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
+use smcp_proto::ext::tasks;
 use smcp_proto::header::{encode_header_value, param_header_value};
 use smcp_proto::messages::method;
 use smcp_proto::server::tools::Tool;
@@ -69,11 +70,14 @@ impl ToolCatalog {
     }
 }
 
-/// The `Mcp-Name` source of a method: `params.name` or `params.uri`, or none.
+/// The `Mcp-Name` source of a method: `params.name`, `params.uri`, `params.taskId` (the
+/// SEP-2663 task methods, so a load balancer can route a task's requests to its instance), or
+/// none.
 fn name_member(method_name: &str) -> Option<&'static str> {
     match method_name {
         method::TOOLS_CALL | method::PROMPTS_GET => Some("name"),
         method::RESOURCES_READ => Some("uri"),
+        tasks::METHOD_GET | tasks::METHOD_UPDATE | tasks::METHOD_CANCEL => Some(tasks::NAME_MEMBER),
         _ => None,
     }
 }
@@ -238,5 +242,11 @@ mod tests {
         let h =
             request_headers("2026-07-28", "tools/list", &obj(json!({})), &[]).unwrap_or_default();
         assert!(!h.iter().any(|(n, _)| n == "mcp-name"));
+        for m in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let h = request_headers("2026-07-28", m, &obj(json!({"taskId": "t-1"})), &[])
+                .unwrap_or_default();
+            assert!(h.iter().any(|(n, v)| n == "mcp-name" && v == "t-1"), "{m}");
+            assert!(h.iter().any(|(n, v)| n == "mcp-method" && v == m), "{m}");
+        }
     }
 }

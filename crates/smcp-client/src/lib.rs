@@ -19,12 +19,13 @@
 //! | module | what |
 //! |---|---|
 //! | `client` | [`Client`], [`ClientBuilder`], the request path: `_meta`, version negotiation, MRTR loop, pagination |
-//! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`], resources, prompts, completion) |
+//! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`] (tasks followed transparently, or [`ToolCallOutcome`]), resources, prompts, completion) |
 //! | `transport` | the transport seam: `http` (the reqwest POST, the incremental JSON/SSE reader) or stdio |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
 //! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots) and the declared capabilities |
-//! | `listen` | `subscriptions/listen` as a [`Subscription`] stream |
+//! | `listen` | `subscriptions/listen` as a [`Subscription`] stream (task status included) |
+//! | `tasks` | SEP-2663: following a task ([`TaskHandle`], [`TaskPolling`]), `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
 //! | `files` | SEP-2631: file arguments, uploads, verified downloads, [`TransferError`] |
 //! | `error` | the opaque [`Error`] with predicates |
@@ -41,9 +42,10 @@ mod headers;
 mod listen;
 mod mrtr;
 mod stdio;
+pub mod tasks;
 mod transport;
 
-pub use api::ToolCall;
+pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
@@ -53,4 +55,5 @@ pub use listen::{Subscription, SubscriptionEvent};
 pub use mrtr::{HandlerError, InputHandler, InputKinds};
 pub use smcp_proto as proto;
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, DEFAULT_SHUTDOWN_TIMEOUT, ServerStderr, StdioCommand};
+pub use tasks::{TaskHandle, TaskPolling};
 pub use tokio_util::sync::CancellationToken;

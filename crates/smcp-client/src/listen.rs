@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use serde_json::{Map, Value};
+use smcp_proto::ext::tasks::{self, DetailedTask, TaskStatusNotificationParams};
 use smcp_proto::jsonrpc::{Message, Notification, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
@@ -51,6 +52,9 @@ pub enum SubscriptionEvent {
         /// The resource (or sub-resource) that changed.
         uri: String,
     },
+    /// `notifications/tasks` (SEP-2663, for a filter with `taskIds`): a task's state, as
+    /// `tasks/get` would answer it now (checked the same way).
+    Task(Box<DetailedTask>),
     /// Any other notification tagged with this subscription.
     Other(Notification),
 }
@@ -119,6 +123,14 @@ fn to_event(n: Notification) -> Result<SubscriptionEvent> {
             },
             None => return Err(Error::protocol("resources/updated without a uri")),
         },
+        tasks::NOTIFICATION_TASKS => {
+            let p: TaskStatusNotificationParams = serde_json::from_value(params)
+                .map_err(|e| Error::protocol(format!("malformed notifications/tasks: {e}")))?;
+            p.task
+                .validate()
+                .map_err(|e| Error::protocol(format!("invalid notifications/tasks: {e}")))?;
+            SubscriptionEvent::Task(Box::new(p.task))
+        }
         _ => SubscriptionEvent::Other(n),
     })
 }

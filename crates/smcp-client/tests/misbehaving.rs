@@ -73,10 +73,13 @@ async fn every_post_carries_the_standard_headers_and_meta() {
             meta["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
-        assert_eq!(
-            meta["io.modelcontextprotocol/clientCapabilities"],
+        // SEP-2663: the tasks extension on tools/call (the method that supports tasks) only.
+        let expected = if post.body["method"] == "tools/call" {
+            json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        } else {
             json!({"elicitation": {"form": {}}})
-        );
+        };
+        assert_eq!(meta["io.modelcontextprotocol/clientCapabilities"], expected);
         assert_eq!(
             meta["io.modelcontextprotocol/clientInfo"]["name"],
             "smcp-client"
@@ -158,8 +161,16 @@ async fn input_required_on_tools_list_is_rejected() {
 
 #[tokio::test]
 async fn unknown_result_type_is_rejected_and_missing_means_complete() {
-    let s = scripted(|_, r| result(r, json!({"resultType": "task", "content": []}))).await;
+    let s = scripted(|_, r| result(r, json!({"resultType": "job", "content": []}))).await;
     let err = client(&s.url).call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        err.is_protocol_violation() && err.to_string().contains("job"),
+        "{err}"
+    );
+    // "task" is known (SEP-2663), but only to a request that declared the extension.
+    let s = scripted(|_, r| result(r, json!({"resultType": "task", "content": []}))).await;
+    let no_tasks = Client::builder(&s.url).tasks(false).build().unwrap();
+    let err = no_tasks.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         err.is_protocol_violation() && err.to_string().contains("task"),
         "{err}"

@@ -40,6 +40,8 @@ pub async fn smcpd() -> String {
 pub struct Seen {
     pub headers: HeaderMap,
     pub body: Value,
+    /// When the POST arrived.
+    pub at: std::time::Instant,
 }
 
 pub type Script = Arc<dyn Fn(usize, &Value) -> Response + Send + Sync>;
@@ -74,6 +76,7 @@ pub async fn scripted(
                     s.push(Seen {
                         headers,
                         body: body.clone(),
+                        at: std::time::Instant::now(),
                     });
                     s.len() - 1
                 };
