@@ -10,6 +10,7 @@ mod args;
 mod interact;
 mod render;
 mod stdio;
+mod task;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use futures_util::StreamExt as _;
+use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::Value;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::proto::server::tools::Tool;
@@ -80,6 +81,9 @@ struct Cli {
     /// Development only: accept plain-http file descriptors on 127.0.0.1/[::1]/localhost.
     #[arg(long, global = true)]
     insecure_loopback_files: bool,
+    /// Do not declare the tasks extension (SEP-2663): the server must answer calls inline.
+    #[arg(long, global = true)]
+    no_tasks: bool,
     /// Log filter for diagnostics on stderr (e.g. `debug`).
     #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
     log: String,
@@ -141,6 +145,11 @@ enum Command {
         #[arg(long = "arg", short = 'a', value_name = "K=V")]
         args: Vec<String>,
     },
+    /// Inspect or cancel a task (SEP-2663) by its id.
+    Task {
+        #[command(subcommand)]
+        action: TaskAction,
+    },
     /// Listen for change notifications until interrupted or the server ends the stream.
     Listen {
         /// Tool list changes.
@@ -155,6 +164,23 @@ enum Command {
         /// Updates of this resource URI (repeatable).
         #[arg(long = "resource", value_name = "URI")]
         resource: Vec<String>,
+        /// Status changes of this task (SEP-2663; repeatable).
+        #[arg(long = "task", value_name = "ID")]
+        task: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TaskAction {
+    /// Show a task: status, message, and its result, error or input requests (tasks/get).
+    Get {
+        /// The task id.
+        id: String,
+    },
+    /// Ask the server to cancel a task (tasks/cancel; cancellation is cooperative).
+    Cancel {
+        /// The task id.
+        id: String,
     },
 }
 
@@ -172,13 +198,9 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
         }
         Client::builder(&cli.url)
     };
-    let mut builder =
-        builder
-            .timeout(timeout)
-            .client_info(smcp_client::proto::basic::Implementation::new(
-                "smcp",
-                env!("CARGO_PKG_VERSION"),
-            ));
+    let mut builder = builder.timeout(timeout).tasks(!cli.no_tasks).client_info(
+        smcp_client::proto::basic::Implementation::new("smcp", env!("CARGO_PKG_VERSION")),
+    );
     for h in &cli.headers {
         let (name, value) = h
             .split_once(':')
@@ -393,9 +415,28 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
             }
             let bar = progress_bar(cli.json);
             let b = bar.clone();
+            // A task shows its status live; Ctrl-C cancels the call (tasks/cancel for a task).
+            let status = std::sync::Arc::new(task::StatusView::new(cli.json));
+            let view = status.clone();
+            let cancel = smcp_client::CancellationToken::new();
+            let on_ctrl_c = cancel.clone();
+            let mut sigint = Box::pin(tokio::signal::ctrl_c());
+            // The first poll installs the handler, before anything is sent.
+            let early = sigint.as_mut().now_or_never();
+            let ctrl_c = tokio::spawn(async move {
+                let received = match early {
+                    Some(r) => r,
+                    None => sigint.await,
+                };
+                if received.is_ok() {
+                    on_ctrl_c.cancel();
+                }
+            });
             let result = client
                 .tool_call(name)
                 .arguments(arguments)
+                .cancellation(cancel)
+                .on_task_status(move |t| view.show(t))
                 .on_progress(move |p| {
                     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                     {
@@ -410,6 +451,8 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 })
                 .send()
                 .await;
+            ctrl_c.abort();
+            status.clear();
             bar.finish_and_clear();
             let result = result?;
             if cli.json {
@@ -543,18 +586,40 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 render::content(std::slice::from_ref(&m.content), save);
             }
         }
+        Command::Task { action } => match action {
+            TaskAction::Get { id } => {
+                let t = client.get_task(id).await?;
+                if cli.json {
+                    print_json(&t)?;
+                } else {
+                    task::print(&t, save)?;
+                }
+            }
+            TaskAction::Cancel { id } => {
+                client.cancel_task(id).await?;
+                if cli.json {
+                    print_json(&serde_json::json!({"taskId": id, "cancelRequested": true}))?;
+                } else {
+                    println!(
+                        "cancellation of task {id} requested (the server decides when it stops; \
+                         `smcp task get {id}` shows how it ended)"
+                    );
+                }
+            }
+        },
         Command::Listen {
             tools,
             prompts,
             resources,
             resource,
+            task,
         } => {
             let filter = SubscriptionFilter {
                 tools_list_changed: tools.then_some(true),
                 prompts_list_changed: prompts.then_some(true),
                 resources_list_changed: resources.then_some(true),
                 resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
-                task_ids: None,
+                task_ids: (!task.is_empty()).then(|| task.clone()),
             };
             let mut sub = client.listen(filter);
             loop {
@@ -572,6 +637,9 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                         SubscriptionEvent::ResourceUpdated { uri } => {
                             serde_json::json!({"event": "resource_updated", "uri": uri})
                         }
+                        SubscriptionEvent::Task(t) => {
+                            serde_json::json!({"event": "task", "task": t})
+                        }
                         other => serde_json::json!({"event": format!("{other:?}")}),
                     };
                     println!("{line}");
@@ -587,6 +655,10 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                         }
                         SubscriptionEvent::ResourceUpdated { uri } => {
                             println!("resource updated: {uri}");
+                        }
+                        SubscriptionEvent::Task(t) => {
+                            let m = t.task.status_message.as_deref().unwrap_or("");
+                            println!("task {}: {} {m}", t.task.task_id, t.task.status);
                         }
                         other => println!("{other:?}"),
                     }
@@ -604,7 +676,22 @@ fn report(err: &anyhow::Error, stdio: bool) {
         if let Some(data) = e.jsonrpc_error().and_then(|o| o.data.as_ref()) {
             eprintln!("  data: {data}");
         }
-        if e.jsonrpc_code() == Some(-32021) {
+        if let Some(id) = e.task_id() {
+            if e.is_cancelled() {
+                eprintln!("  task {id} was cancelled (tasks/cancel sent)");
+            } else {
+                eprintln!("  task: {id} (`smcp task get {id}` shows it)");
+            }
+        }
+        let needs_tasks = e
+            .jsonrpc_error()
+            .and_then(|o| o.data.as_ref())
+            .and_then(|d| d.pointer("/requiredCapabilities/extensions"))
+            .and_then(|x| x.get("io.modelcontextprotocol/tasks"))
+            .is_some();
+        if e.jsonrpc_code() == Some(-32021) && needs_tasks {
+            eprintln!("  hint: the server runs this only as a task; drop --no-tasks");
+        } else if e.jsonrpc_code() == Some(-32021) {
             eprintln!(
                 "  hint: the server needs input from you (e.g. elicitation); run smcp on a terminal \
                  without --non-interactive"
@@ -645,6 +732,13 @@ async fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             report(&e, cli.stdio);
+            let cancelled = e
+                .downcast_ref::<smcp_client::Error>()
+                .is_some_and(smcp_client::Error::is_cancelled);
+            if cancelled {
+                // Interrupted (Ctrl-C): exit now, even if a prompt is still waiting on stdin.
+                std::process::exit(130);
+            }
             ExitCode::FAILURE
         }
     }
