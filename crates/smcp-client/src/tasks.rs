@@ -4,8 +4,8 @@
 //! A server that negotiated the extension may answer a `tools/call` with a `CreateTaskResult`.
 //! [`ToolCall::send`](crate::ToolCall::send) (and so [`Client::call_tool`]) follows it
 //! transparently; [`ToolCall::start`](crate::ToolCall::start) hands out a [`TaskHandle`] for
-//! applications that want the lifecycle; [`Client::get_task`] and [`Client::cancel_task`] work
-//! on a task id alone (e.g. one persisted across a restart).
+//! applications that want the lifecycle; [`Client::get_task`], [`Client::cancel_task`] and
+//! [`Client::resume_task`] work on a task id alone (e.g. one persisted across a restart).
 //!
 //! Following a task ([`TaskHandle::wait`]):
 //! - polls `tasks/get` every `pollIntervalMs` (it may change per answer), kept between
@@ -195,6 +195,24 @@ impl Client {
             .task_request(tasks::METHOD_GET, task_params(task_id), timeout)
             .await?;
         parse_get(task_id, v)
+    }
+
+    /// A [`TaskHandle`] on an existing task, from its id alone (e.g. one persisted before a
+    /// restart, as SEP-2663 suggests): one `tasks/get` for its current state. Its TTL and
+    /// [`TaskPolling::max_wait`] count from now.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client, saved_id: &str) -> Result<(), smcp_client::Error> {
+    /// let result = client.resume_task(saved_id).await?.wait().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn resume_task(&self, task_id: &str) -> Result<TaskHandle> {
+        let state = self.get_task(task_id).await?;
+        Ok(TaskHandle::new(
+            self.clone(),
+            state.task,
+            self.inner.timeout,
+        ))
     }
 
     /// `tasks/update`: answers some of a task's outstanding input requests. The server may

@@ -514,3 +514,51 @@ async fn launch_and_configuration_errors_are_typed() {
     assert_eq!(t, expected);
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_task_over_stdio_is_followed_and_cancelled_like_over_http() {
+    let (cmd, record) = fake("serve");
+    let client = Client::stdio(cmd)
+        .timeout(Some(Duration::from_secs(20)))
+        .task_polling(smcp_client::TaskPolling {
+            min_interval: Duration::from_millis(5),
+            ..smcp_client::TaskPolling::default()
+        })
+        .build()
+        .unwrap();
+    assert_eq!(call_text(&client, "task", json!({})).await, "task done");
+    let lines = recorded(&record);
+    let gets: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["method"] == "tasks/get")
+        .collect();
+    assert_eq!(gets.len(), 2);
+    assert_eq!(gets[0]["params"]["taskId"], "task-1");
+    assert_eq!(
+        gets[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+
+    // Dropping the follower sends tasks/cancel for the task.
+    let call = client.call_tool("endless_task", json!({}));
+    let polled = wait_for_record(&record, |l| {
+        l.iter()
+            .any(|m| m["method"] == "tasks/get" && m["params"]["taskId"] == "task-2")
+    });
+    tokio::select! {
+        r = call => panic!("the task never ends: {r:?}"),
+        _ = polled => {}
+    }
+    wait_for_record(&record, |l| {
+        l.iter()
+            .any(|m| m["method"] == "tasks/cancel" && m["params"]["taskId"] == "task-2")
+    })
+    .await;
+
+    // Without the extension, the same tool answers inline.
+    let (cmd, _) = fake("serve");
+    let inline = Client::stdio(cmd).tasks(false).build().unwrap();
+    assert_eq!(call_text(&inline, "task", json!({})).await, "inline");
+    inline.close().await;
+    client.close().await;
+}

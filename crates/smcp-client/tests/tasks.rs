@@ -658,6 +658,9 @@ async fn the_lifecycle_api_get_update_cancel_and_by_id() {
         TaskStatus::InputRequired
     );
     c.cancel_task(ID).await.unwrap();
+    let resumed = c.resume_task(ID).await.unwrap();
+    assert_eq!(resumed.id(), ID);
+    assert_eq!(resumed.task().status, TaskStatus::InputRequired);
     assert_eq!(
         methods(&s.seen()),
         [
@@ -666,7 +669,8 @@ async fn the_lifecycle_api_get_update_cancel_and_by_id() {
             "tasks/update",
             "tasks/cancel",
             "tasks/get",
-            "tasks/cancel"
+            "tasks/cancel",
+            "tasks/get"
         ]
     );
     for post in &s.seen()[1..] {
