@@ -66,7 +66,8 @@ struct Cli {
     /// Never prompt; a server that needs input then fails with a clear error.
     #[arg(long, global = true)]
     non_interactive: bool,
-    /// Timeout of each call, in seconds (0 = none).
+    /// Timeout of each call, in seconds (0 = none). For a call the server runs as a task, it
+    /// bounds each request (the call, each poll); the task itself is bounded by its TTL.
     #[arg(long, default_value_t = 60, global = true)]
     timeout: u64,
     /// Write images, audio and blobs to this directory instead of summarising them.
