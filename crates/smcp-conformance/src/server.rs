@@ -210,7 +210,7 @@ fn trigger(call: &smcp_server::ToolCall, change: Change) -> Result<CallToolResul
         .ctx
         .server()
         .ok_or_else(|| HandlerError::failed("no server behind this request"))?;
-    let method = change.method();
+    let method = change.method().to_owned();
     server.publish(change);
     ok(CallToolResult::text(format!("published {method}")))
 }
