@@ -16,6 +16,22 @@ pub enum Change {
         /// The resource that changed. Shared, so fan-out to many subscribers copies no bytes.
         uri: Arc<str>,
     },
+    /// A notification an extension sends to the listeners of one topic (e.g. SEP-2663's
+    /// `notifications/tasks` for one task id). A newer notification for the same topic
+    /// replaces one a subscriber has not read yet: each carries the topic's whole state.
+    Topic(Arc<TopicNotification>),
+}
+
+/// The payload of [`Change::Topic`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TopicNotification {
+    /// Who receives it: subscribers whose [`Interest::topics`] contain it.
+    pub topic: Box<str>,
+    /// The notification method, e.g. `notifications/tasks`.
+    pub method: Box<str>,
+    /// The notification's `params` as a compact JSON object text (`{…}`), without `_meta`:
+    /// the listen stream adds the subscription id.
+    pub params: Box<str>,
 }
 
 impl Change {
@@ -25,13 +41,28 @@ impl Change {
     }
 
     /// The notification method this change becomes on the wire.
-    pub fn method(&self) -> &'static str {
+    pub fn method(&self) -> &str {
         match self {
             Self::ToolsListChanged => "notifications/tools/list_changed",
             Self::PromptsListChanged => "notifications/prompts/list_changed",
             Self::ResourcesListChanged => "notifications/resources/list_changed",
             Self::ResourceUpdated { .. } => "notifications/resources/updated",
+            Self::Topic(n) => &n.method,
         }
+    }
+
+    /// A [`Change::Topic`]: `method` with `params` (a JSON object text) for the listeners of
+    /// `topic`.
+    pub fn topic(
+        topic: impl Into<Box<str>>,
+        method: impl Into<Box<str>>,
+        params: impl Into<Box<str>>,
+    ) -> Self {
+        Self::Topic(Arc::new(TopicNotification {
+            topic: topic.into(),
+            method: method.into(),
+            params: params.into(),
+        }))
     }
 }
 
@@ -50,6 +81,9 @@ pub struct Interest {
     /// Receive [`Change::ResourceUpdated`] for these URIs and their sub-resources
     /// (see [`uri_covers`]).
     pub resource_uris: Vec<String>,
+    /// Receive [`Change::Topic`] for these topics (exact match). Extensions fill it from the
+    /// filter members they honour.
+    pub topics: Vec<String>,
 }
 
 impl Interest {
@@ -60,6 +94,7 @@ impl Interest {
             prompts_list_changed: true,
             resources_list_changed: true,
             resource_uris: Vec::new(),
+            topics: Vec::new(),
         }
     }
 
@@ -69,6 +104,7 @@ impl Interest {
             && !self.prompts_list_changed
             && !self.resources_list_changed
             && self.resource_uris.is_empty()
+            && self.topics.is_empty()
     }
 
     /// Whether a subscriber with this interest receives `change`.
@@ -80,6 +116,7 @@ impl Interest {
             Change::ResourceUpdated { uri } => {
                 self.resource_uris.iter().any(|s| uri_covers(s, uri))
             }
+            Change::Topic(n) => self.topics.iter().any(|t| **t == *n.topic),
         }
     }
 }
@@ -127,5 +164,13 @@ mod tests {
         assert!(i.wants(&Change::resource_updated("file:///dir/a")));
         assert!(!i.wants(&Change::resource_updated("file:///other")));
         assert!(Interest::default().is_empty());
+        let t = Interest {
+            topics: vec!["task-1".to_owned()],
+            ..Interest::default()
+        };
+        assert!(!t.is_empty());
+        assert!(t.wants(&Change::topic("task-1", "notifications/tasks", "{}")));
+        assert!(!t.wants(&Change::topic("task-2", "notifications/tasks", "{}")));
+        assert!(!i.wants(&Change::topic("task-1", "notifications/tasks", "{}")));
     }
 }

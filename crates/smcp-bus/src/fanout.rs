@@ -3,8 +3,9 @@
 //!
 //! The buffer is not a plain queue. The three list-changed kinds are flags: a second
 //! `tools/list_changed` before the first was read says nothing new, so it coalesces and costs
-//! nothing. `resources/updated` URIs queue (deduplicated) up to the subscriber's capacity; one
-//! more closes the subscription as *overflowed* and runs its overflow hook, which the server
+//! nothing. `resources/updated` URIs queue (deduplicated) up to the subscriber's capacity, and
+//! so do topic notifications ([`Change::Topic`]: a newer one for the same topic replaces the
+//! unread one, since each carries the topic's whole state); one more closes the subscription as *overflowed* and runs its overflow hook, which the server
 //! uses to drop the connection of a client that stopped reading. Memory per subscriber is
 //! therefore bounded whatever the client does.
 
@@ -14,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
-use crate::{BusError, Change, Interest};
+use crate::{BusError, Change, Interest, TopicNotification};
 
 const TOOLS: u8 = 1;
 const PROMPTS: u8 = 2;
@@ -64,10 +65,24 @@ impl std::fmt::Debug for Slot {
 struct SlotState {
     flags: u8,
     uris: VecDeque<Arc<str>>,
+    topics: VecDeque<Arc<TopicNotification>>,
     waker: Option<Waker>,
     closed: bool,
     overflowed: bool,
     hook: Option<OverflowHook>,
+}
+
+impl SlotState {
+    /// Closes the subscription as overflowed, dropping its buffer.
+    fn overflow(&mut self) -> (Option<Waker>, Option<OverflowHook>) {
+        self.closed = true;
+        self.overflowed = true;
+        self.flags = 0;
+        self.uris = VecDeque::new();
+        self.topics = VecDeque::new();
+        let hook = self.hook.take();
+        (self.waker.take(), hook)
+    }
 }
 
 impl Slot {
@@ -86,15 +101,19 @@ impl Slot {
                 if state.uris.iter().any(|u| u == uri) {
                     return (None, None);
                 }
-                if state.uris.len() >= self.capacity {
-                    state.closed = true;
-                    state.overflowed = true;
-                    state.flags = 0;
-                    state.uris = VecDeque::new();
-                    let hook = state.hook.take();
-                    return (state.waker.take(), hook);
+                if state.uris.len() + state.topics.len() >= self.capacity {
+                    return state.overflow();
                 }
                 state.uris.push_back(uri.clone());
+            }
+            Change::Topic(n) => {
+                if let Some(queued) = state.topics.iter_mut().find(|q| q.topic == n.topic) {
+                    *queued = n.clone();
+                } else if state.uris.len() + state.topics.len() >= self.capacity {
+                    return state.overflow();
+                } else {
+                    state.topics.push_back(n.clone());
+                }
             }
         }
         (state.waker.take(), None)
@@ -210,6 +229,9 @@ impl Subscription {
         }
         if let Some(uri) = state.uris.pop_front() {
             return Poll::Ready(Some(Change::ResourceUpdated { uri }));
+        }
+        if let Some(n) = state.topics.pop_front() {
+            return Poll::Ready(Some(Change::Topic(n)));
         }
         if state.closed {
             return Poll::Ready(None);
@@ -348,6 +370,59 @@ mod tests {
         assert_eq!(waiter.await.unwrap(), (None, false));
         assert!(bus.subscribe(all(), 1).is_err());
         assert!(bus.publish(Change::ToolsListChanged).is_err());
+    }
+
+    #[tokio::test]
+    async fn topic_notifications_replace_unread_ones_and_count_against_capacity() {
+        let bus = InProcessBus::new();
+        let mut sub = bus
+            .subscribe(
+                Interest {
+                    topics: vec!["a".to_owned(), "b".to_owned()],
+                    ..Interest::default()
+                },
+                2,
+            )
+            .unwrap();
+        bus.publish(Change::topic("a", "notifications/tasks", r#"{"n":1}"#))
+            .unwrap();
+        bus.publish(Change::topic("b", "notifications/tasks", r#"{"n":2}"#))
+            .unwrap();
+        bus.publish(Change::topic("a", "notifications/tasks", r#"{"n":3}"#))
+            .unwrap();
+        bus.publish(Change::topic("c", "notifications/tasks", r#"{"n":4}"#))
+            .unwrap();
+        assert_eq!(
+            sub.recv().await,
+            Some(Change::topic("a", "notifications/tasks", r#"{"n":3}"#))
+        );
+        assert_eq!(
+            sub.recv().await,
+            Some(Change::topic("b", "notifications/tasks", r#"{"n":2}"#))
+        );
+        assert!(!sub.is_overflowed());
+        for i in 0..3 {
+            let topic = if i % 2 == 0 { "a" } else { "b" };
+            bus.publish(Change::topic(topic, "m", "{}")).unwrap();
+        }
+        assert!(
+            !sub.is_overflowed(),
+            "two topics never exceed a capacity of two"
+        );
+        let mut tight = bus
+            .subscribe(
+                Interest {
+                    topics: vec!["a".to_owned()],
+                    resource_uris: vec!["test://".to_owned()],
+                    ..Interest::default()
+                },
+                1,
+            )
+            .unwrap();
+        bus.publish(Change::resource_updated("test://x")).unwrap();
+        bus.publish(Change::topic("a", "m", "{}")).unwrap();
+        assert!(tight.is_overflowed());
+        assert_eq!(tight.recv().await, None);
     }
 
     #[test]

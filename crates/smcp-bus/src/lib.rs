@@ -11,7 +11,7 @@
 //!
 //! | item | responsibility |
 //! |---|---|
-//! | [`Change`], [`Interest`], [`uri_covers`] | what changed, and who wants it |
+//! | [`Change`], [`Interest`], [`TopicNotification`], [`uri_covers`] | what changed, and who wants it |
 //! | [`ChangeBus`] | the trait: publish, subscribe |
 //! | [`Fanout`], [`Subscription`] | local delivery with bounded per-subscriber buffers, shared by every implementation |
 //! | [`InProcessBus`] | the default bus: one process, one [`Fanout`] |
@@ -29,7 +29,7 @@ mod fanout;
 
 use std::fmt;
 
-pub use change::{Change, Interest, uri_covers};
+pub use change::{Change, Interest, TopicNotification, uri_covers};
 pub use fanout::{Fanout, Subscription};
 
 /// Why the bus refused an operation.

@@ -72,13 +72,15 @@ pub use crate::core::builder::ServerBuilder;
 pub use crate::core::completion::{CompletionHandler, CompletionRequest};
 pub use crate::core::context::{Framing, NotifyError, Principal, RequestContext};
 pub use crate::core::error::{BuildError, SERVER_BUSY};
-pub use crate::core::extension::{Extension, Extensions, MethodSpec, Next, ToolRefused, ToolReply};
+pub use crate::core::extension::{
+    Extension, Extensions, ListenGrant, MethodSpec, Next, ToolRefused, ToolReply,
+};
 pub use crate::core::handler::HandlerError;
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
 pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};
 pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resource_template};
 pub use crate::core::server::{SUPPORTED_VERSIONS, Server};
-pub use crate::core::tools::{ToolBuilder, ToolCall, tool};
+pub use crate::core::tools::{CallTemplate, ToolBuilder, ToolCall, tool};
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
 pub use drain::Drained;
 pub use http::{
@@ -86,7 +88,7 @@ pub use http::{
     RequestBody, ServeOptions, serve,
 };
 pub use security::SecurityPolicy;
-pub use smcp_bus::{Change, ChangeBus, InProcessBus};
+pub use smcp_bus::{Change, ChangeBus, InProcessBus, TopicNotification};
 /// The wire types (`smcp-proto`), re-exported so a server needs one dependency.
 pub use smcp_proto as proto;
 pub use smcp_proto::basic::LoggingLevel;

@@ -192,6 +192,39 @@ impl RequestContext {
         })
     }
 
+    /// A context for work that outlives this request, e.g. a tool call that runs on as a
+    /// SEP-2663 task: the same request id, method, `_meta` (so the client capabilities the
+    /// request declared), principal and server, but no stream to talk back on and `cancel`
+    /// as its cancellation, owned by whoever runs the work. [`RequestContext::progress`] and
+    /// [`RequestContext::log`] succeed and send nothing (a task's progress and log
+    /// notifications are not sent, SEP-2663), unless `cancel` has fired; so a handler that
+    /// reports progress runs unchanged either way.
+    #[must_use]
+    pub fn detach(&self, cancel: CancellationToken) -> Self {
+        let inner = &self.inner;
+        let meta = match self.try_meta() {
+            Ok(meta) => MetaSource::Parsed(meta.clone()),
+            // Admission guarantees a readable `_meta`; keep the raw text otherwise, so the
+            // detached context answers exactly as this one does.
+            Err(_) => match &inner.meta_raw {
+                Some(raw) => MetaSource::Raw(raw.clone()),
+                None => MetaSource::Parsed(Map::new()),
+            },
+        };
+        Self::new(ContextParts {
+            id: inner.id.clone(),
+            method: inner.method.clone(),
+            meta,
+            progress_token: None,
+            log_level: None,
+            logging_enabled: false,
+            events: None,
+            cancel,
+            principal: inner.principal.clone(),
+            server: inner.server.0.clone(),
+        })
+    }
+
     /// The authenticated caller, when an authentication layer established one.
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_ref()
@@ -537,6 +570,50 @@ mod tests {
             raw_context(br#"{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#);
         assert!(ctx.try_meta().is_ok());
         assert!(ctx.has_capability(&["elicitation"]));
+    }
+
+    #[tokio::test]
+    async fn a_detached_context_keeps_what_the_request_declared_and_sends_nothing() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let request_cancel = CancellationToken::new();
+        let ctx = RequestContext::new(ContextParts {
+            id: RequestId::from(9),
+            method: Cow::Borrowed("tools/call"),
+            meta: MetaSource::Raw(Bytes::from_static(
+                br#"{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"x":{}}},"progressToken":"p"}"#,
+            )),
+            progress_token: Some(json!("p")),
+            log_level: Some(LoggingLevel::Debug),
+            logging_enabled: true,
+            events: Some(EventSink { tx, framing: SSE }),
+            cancel: request_cancel.clone(),
+            principal: None,
+            server: None,
+        })
+        .with_principal(Principal("alice".into()));
+        let own = CancellationToken::new();
+        let detached = ctx.detach(own.clone());
+        assert_eq!(detached.request_id(), &RequestId::from(9));
+        assert_eq!(detached.principal(), Some(&Principal("alice".into())));
+        assert!(detached.has_capability(&["extensions", "x"]));
+        assert_eq!(detached.progress_token(), None);
+        detached.progress(1.0, None, Some("half")).await.unwrap();
+        detached
+            .log(LoggingLevel::Error, None, json!("boom"))
+            .await
+            .unwrap();
+        assert!(rx.try_recv().is_err(), "a detached context sends nothing");
+        request_cancel.cancel();
+        assert!(
+            !detached.is_cancelled(),
+            "the request's end does not cancel it"
+        );
+        own.cancel();
+        assert!(detached.is_cancelled());
+        assert_eq!(
+            detached.progress(2.0, None, None).await,
+            Err(NotifyError::Cancelled)
+        );
     }
 
     #[test]

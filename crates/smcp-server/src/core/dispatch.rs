@@ -137,8 +137,12 @@ pub(crate) enum Dispatch {
     /// A handler is running.
     Pending(BoxFuture<Finished>),
     /// `subscriptions/listen`: the transport opens the stream (after its own checks), from
-    /// the params or the reason they are invalid (a protocol error: HTTP 400).
-    Listen(Result<SubscriptionsListenRequestParams, ErrorObject>),
+    /// the params or the reason they are invalid (a protocol error: HTTP 400), and the
+    /// request context (extensions that honour filter members of their own read it).
+    Listen(
+        Result<SubscriptionsListenRequestParams, ErrorObject>,
+        RequestContext,
+    ),
 }
 
 impl Dispatch {
@@ -165,7 +169,9 @@ fn serves(shared: &Shared, catalog: &Catalog, name: &str) -> bool {
         }
         method::PROMPTS_LIST | method::PROMPTS_GET => caps.prompts.is_some(),
         method::COMPLETE => caps.completions.is_some() && shared.completion.is_some(),
-        method::SUBSCRIPTIONS_LISTEN => shared.features.any_change_notifications(),
+        method::SUBSCRIPTIONS_LISTEN => {
+            shared.features.any_change_notifications() || super::listen::extensions_listen(shared)
+        }
         other => shared.extension_method(other).is_some(),
     }
 }
@@ -182,7 +188,7 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
              resources/read and prompts/get are multi round-trip requests"
         ));
         return if name == method::SUBSCRIPTIONS_LISTEN {
-            Dispatch::Listen(Err(refusal))
+            Dispatch::Listen(Err(refusal), call.ctx)
         } else {
             Dispatch::Ready(Err(refusal))
         };
@@ -190,7 +196,7 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
     let request = match call.params {
         Ok(request) => request,
         Err(invalid) if name == method::SUBSCRIPTIONS_LISTEN => {
-            return Dispatch::Listen(Err(invalid.to_error_object()));
+            return Dispatch::Listen(Err(invalid.to_error_object()), call.ctx);
         }
         Err(invalid) => return Dispatch::Ready(Err(invalid.to_error_object())),
     };
@@ -257,7 +263,7 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
         ClientRequest::ReadResource(p) => read_resource(shared, &catalog, p, ctx),
         ClientRequest::GetPrompt(p) => get_prompt(shared, &catalog, p, ctx),
         ClientRequest::Complete(p) => complete(shared, p, ctx),
-        ClientRequest::Listen(p) => Dispatch::Listen(Ok(p)),
+        ClientRequest::Listen(p) => Dispatch::Listen(Ok(p), ctx),
         ClientRequest::Other(params) => {
             let Some((extension, spec)) = shared.extension_method(name) else {
                 return Dispatch::Ready(Err(ErrorObject::method_not_found(name)));

@@ -14,7 +14,18 @@
 //!    handler runs (and hand the results to it through [`ToolCall::extensions`]), answer
 //!    without running it, or gate its result after — or run it elsewhere and answer with
 //!    something else (a task handle), since [`Next`] can be moved into a spawned task;
-//! 5. **gate `resources/read`** results after the handler ([`Extension::resource_read`]).
+//! 5. **gate `resources/read`** results after the handler ([`Extension::resource_read`]);
+//! 6. **honour filter members of `subscriptions/listen`** of its own ([`Extension::listen`]):
+//!    acknowledge them, or refuse the request, and name the topics whose notifications
+//!    ([`crate::Change::Topic`], published with [`crate::Server::publish`]) the stream
+//!    receives.
+//!
+//! An extension that runs a call in the background (SEP-2663 tasks) runs the rest of the
+//! chain again for each later round: [`Next`] is `Clone`, [`ToolCall::template`] keeps what a
+//! later round's call is built from, [`crate::mrtr::Input::hold`] and
+//! [`crate::mrtr::Input::resume`] carry the answers and the handler's state between rounds
+//! without a `requestState`, and [`RequestContext::detach`] gives the work a context of its
+//! own that outlives the request.
 //!
 //! Extensions run in registration order: the first registered is the outermost wrapper.
 //! A server without extensions pays nothing: its tool calls go straight to the handler.
@@ -31,6 +42,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use smcp_proto::capabilities::ServerCapabilities;
 use smcp_proto::error::ErrorObject;
+use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_proto::server::resources::ReadResourceResult;
 use smcp_proto::server::tools::{CallToolResult, Tool};
 
@@ -111,6 +123,16 @@ pub enum ToolReply {
 /// among them, which the core turns into an `InputRequiredResult`).
 pub type ToolOutcome = Result<ToolReply, HandlerError>;
 
+/// What an extension honours of a `subscriptions/listen` filter (see [`Extension::listen`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListenGrant {
+    /// The members of the filter this extension honours, as they go into the
+    /// acknowledgement (members it leaves `None` stay as the core decided).
+    pub honoured: SubscriptionFilter,
+    /// The topics of [`crate::Change::Topic`] notifications the stream receives.
+    pub topics: Vec<String>,
+}
+
 /// A protocol extension. Every method has a default that does nothing, so an extension
 /// implements only the hooks it needs.
 pub trait Extension: Send + Sync + 'static {
@@ -152,6 +174,27 @@ pub trait Extension: Send + Sync + 'static {
     fn resource_read(&self, ctx: &RequestContext, result: &mut ReadResourceResult) {
         let _ = (ctx, result);
     }
+
+    /// Whether this extension takes part in `subscriptions/listen` ([`Extension::listen`]);
+    /// a server whose extensions all say no pays nothing for the hook. One that says yes
+    /// also makes the server serve `subscriptions/listen` when it has no change
+    /// notifications of its own.
+    fn listens(&self) -> bool {
+        false
+    }
+
+    /// Looks at a `subscriptions/listen` request (only when [`Extension::listens`]), before
+    /// its stream opens: `Ok` with what this extension honours of `requested` (the filter as
+    /// the client sent it), or a JSON-RPC error refusing the whole request (e.g. −32021 when
+    /// the request did not declare the extension).
+    fn listen(
+        &self,
+        ctx: RequestContext,
+        requested: SubscriptionFilter,
+    ) -> BoxFuture<Result<ListenGrant, ErrorObject>> {
+        let _ = (ctx, requested);
+        Box::pin(async { Ok(ListenGrant::default()) })
+    }
 }
 
 impl fmt::Debug for dyn Extension {
@@ -161,7 +204,9 @@ impl fmt::Debug for dyn Extension {
 }
 
 /// The rest of a `tools/call` chain: the extensions after this one, then the handler.
-/// `'static`, so an extension may run it in a task of its own.
+/// `'static`, so an extension may run it in a task of its own; `Clone` (three reference
+/// counts), so it may run it again for a later round of the same call.
+#[derive(Clone)]
 pub struct Next {
     extensions: Arc<[Arc<dyn Extension>]>,
     index: usize,

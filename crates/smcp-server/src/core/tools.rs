@@ -81,9 +81,71 @@ impl ToolCall {
         &self.tool.tool
     }
 
-    /// What an extension attached to this tool when it was registered.
+    /// What an extension attached to this tool when it was registered, or the application
+    /// with [`ToolBuilder::data`].
     pub fn tool_data<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
         self.tool.data.get::<T>()
+    }
+
+    /// The same call with another request context, e.g. a [`RequestContext::detach`]ed one
+    /// for work that outlives the request. `input` keeps the context it was prepared with
+    /// (it only reads the client's declared capabilities from it, which a detached context
+    /// keeps).
+    #[must_use]
+    pub fn with_context(mut self, ctx: RequestContext) -> Self {
+        self.ctx = ctx;
+        self
+    }
+
+    /// What a later round of this call is built from (see [`CallTemplate::round`]): its
+    /// tool, name and arguments. Cheap: the arguments are copied, the tool is shared.
+    pub fn template(&self) -> CallTemplate {
+        CallTemplate {
+            name: self.name.clone(),
+            arguments: self.arguments.clone(),
+            tool: self.tool.clone(),
+        }
+    }
+}
+
+/// A `tools/call` without its context and input, kept by an extension that runs the call
+/// again for a later round ([`ToolCall::template`]), e.g. a task whose handler asked for
+/// input: each round's [`ToolCall`] comes from [`CallTemplate::round`], and runs through
+/// the rest of the chain ([`crate::Next`], which is `Clone`) again, so extensions after the
+/// one that holds the template resolve their part of the call anew.
+#[derive(Clone)]
+pub struct CallTemplate {
+    name: String,
+    arguments: Map<String, Value>,
+    tool: Arc<ToolEntry>,
+}
+
+impl std::fmt::Debug for CallTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallTemplate")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallTemplate {
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The call of one round: this tool and arguments, with `ctx` and `input` (typically
+    /// [`crate::mrtr::Input::resume`] with the answers collected so far), nothing resolved
+    /// by extensions yet.
+    pub fn round(&self, ctx: RequestContext, input: crate::core::mrtr::Input) -> ToolCall {
+        ToolCall {
+            name: self.name.clone(),
+            arguments: self.arguments.clone(),
+            ctx,
+            input,
+            extensions: Extensions::new(),
+            tool: self.tool.clone(),
+        }
     }
 }
 
@@ -111,6 +173,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         output_schema: None,
         required_capabilities: Vec::new(),
         single_use_state: None,
+        data: ToolData::new(),
         handler: None,
     }
 }
@@ -122,6 +185,7 @@ pub struct ToolBuilder {
     output_schema: Option<Value>,
     required_capabilities: Vec<String>,
     single_use_state: Option<bool>,
+    data: ToolData,
     handler: Option<Arc<dyn ToolHandler>>,
 }
 
@@ -208,6 +272,15 @@ impl ToolBuilder {
     #[must_use]
     pub fn reusable_state(mut self) -> Self {
         self.single_use_state = Some(false);
+        self
+    }
+
+    /// Attaches `value` to the tool, for an extension to read when the tool is registered
+    /// ([`crate::Extension::register_tool`]'s `data`) and on every call
+    /// ([`ToolCall::tool_data`]); e.g. `smcp-tasks`' `TaskSupport`. One value per type.
+    #[must_use]
+    pub fn data<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.data.insert(value);
         self
     }
 
@@ -299,7 +372,7 @@ impl ToolBuilder {
             required_capabilities: self.required_capabilities,
             single_use_state,
             handler,
-            data: ToolData::new(),
+            data: self.data,
         })
     }
 }

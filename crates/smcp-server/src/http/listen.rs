@@ -47,7 +47,9 @@ use super::body::McpBody;
 use super::rejection::Rejection;
 use super::response::{SSE, reject, sse_response};
 use super::serve::ConnectionInfo;
+use crate::core::context::RequestContext;
 use crate::core::error::SERVER_BUSY;
+use crate::core::extension::ListenGrant;
 use crate::core::listen::{self as protocol, Refusal, Slot};
 use crate::core::server::Shared;
 
@@ -96,12 +98,39 @@ fn busy(id: &RequestId, refusal: &Refusal) -> http::Response<McpBody> {
     response
 }
 
-/// Answers a `subscriptions/listen` request that dispatch routed here.
+/// Whether [`open_extended`] must answer this request (some extension listens), rather than
+/// [`open`] at once.
+pub(super) fn needs_extensions(
+    shared: &Shared,
+    params: &Result<SubscriptionsListenRequestParams, ErrorObject>,
+    accepts_sse: bool,
+) -> bool {
+    accepts_sse && params.is_ok() && protocol::extensions_listen(shared)
+}
+
+/// [`open`], after asking the extensions that listen what they honour of the filter (or
+/// answering their refusal).
+pub(super) async fn open_extended(
+    shared: Arc<Shared>,
+    extensions: http::Extensions,
+    id: RequestId,
+    params: SubscriptionsListenRequestParams,
+    ctx: RequestContext,
+) -> http::Response<McpBody> {
+    match protocol::extension_grants(&shared, &ctx, &params).await {
+        Ok(grants) => open(&shared, &extensions, id, Ok(params), grants, true),
+        Err(e) => reject(Rejection::protocol(Some(id), e)),
+    }
+}
+
+/// Answers a `subscriptions/listen` request that dispatch routed here, with what extensions
+/// granted ([`open_extended`]).
 pub(super) fn open(
     shared: &Arc<Shared>,
     extensions: &http::Extensions,
     id: RequestId,
     params: Result<SubscriptionsListenRequestParams, ErrorObject>,
+    grants: Vec<ListenGrant>,
     accepts_sse: bool,
 ) -> http::Response<McpBody> {
     if !accepts_sse {
@@ -114,7 +143,7 @@ pub(super) fn open(
             ),
         ));
     }
-    let plan = match params.and_then(|p| protocol::plan(shared, &id, p)) {
+    let plan = match params.and_then(|p| protocol::plan(shared, &id, p, grants)) {
         Ok(plan) => plan,
         Err(e) => return reject(Rejection::protocol(Some(id), e)),
     };

@@ -265,13 +265,28 @@ fn handle_request(
             let (status, body) = outcome_bytes(&shared, id, outcome);
             Step::Json(status, body)
         }
-        Dispatch::Listen(params) => Step::Done(super::listen::open(
-            &shared,
-            &parts.extensions,
-            id,
-            params,
-            accepts.sse,
-        )),
+        Dispatch::Listen(params, ctx) => {
+            if super::listen::needs_extensions(&shared, &params, accepts.sse)
+                && let Ok(params) = params
+            {
+                Step::Stream(Box::pin(super::listen::open_extended(
+                    shared,
+                    parts.extensions.clone(),
+                    id,
+                    params,
+                    ctx,
+                )))
+            } else {
+                Step::Done(super::listen::open(
+                    &shared,
+                    &parts.extensions,
+                    id,
+                    params,
+                    Vec::new(),
+                    accepts.sse,
+                ))
+            }
+        }
         Dispatch::Pending(fut) => match (events_tx, events_rx) {
             (Some(tx), Some(rx)) => Step::Stream(Box::pin(run_streaming(
                 shared,

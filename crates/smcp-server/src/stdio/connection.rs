@@ -362,12 +362,14 @@ impl Connection {
                 );
                 tasks.spawn(task.instrument(span));
             }
-            Dispatch::Listen(params) => match listen::open(self, id.clone(), params, cancel) {
-                Ok(task) => {
-                    tasks.spawn(task.instrument(span));
+            Dispatch::Listen(params, ctx) => {
+                match listen::open(self, id.clone(), params, ctx, cancel) {
+                    Ok(task) => {
+                        tasks.spawn(task.instrument(span));
+                    }
+                    Err(error) => self.send(error_bytes(Some(id), error)),
                 }
-                Err(error) => self.send(error_bytes(Some(id), error)),
-            },
+            }
         }
     }
 

@@ -14,30 +14,49 @@ use tokio_util::sync::CancellationToken;
 
 use super::NEWLINE;
 use super::connection::Connection;
+use crate::core::context::RequestContext;
 use crate::core::error::SERVER_BUSY;
-use crate::core::listen::{self as protocol, Refusal};
+use crate::core::listen::{self as protocol, ListenPlan, Refusal};
 use crate::core::reply::error_bytes;
+use crate::core::server::Shared;
 
-/// Opens a subscription: the task that serves it, or the error to answer at once.
+/// Opens a subscription: the task that serves it, or the error to answer at once. When an
+/// extension takes part in listen ([`crate::Extension::listen`]), the task asks it first and
+/// answers its refusal itself.
 pub(super) fn open(
     conn: &Connection,
     id: RequestId,
     params: Result<SubscriptionsListenRequestParams, ErrorObject>,
+    ctx: RequestContext,
     cancel: CancellationToken,
 ) -> Result<impl Future<Output = ()> + Send + 'static, ErrorObject> {
-    let shared = &conn.shared;
-    let plan = params.and_then(|p| protocol::plan(shared, &id, p))?;
+    let shared = conn.shared.clone();
+    let params = params?;
+    let subscribe = |shared: &Shared, plan: ListenPlan| {
+        shared
+            .bus
+            .subscribe(plan.interest.clone(), shared.listen.buffer)
+            .map(|s| (plan, s))
+            .map_err(|e| {
+                tracing::warn!(error = %e, "change bus refused a subscription");
+                busy(&Refusal::ShuttingDown)
+            })
+    };
+    // Without extensions taking part, everything is decided here, as the request is read.
+    let ready = if protocol::extensions_listen(&shared) {
+        Err(params)
+    } else {
+        let plan = protocol::plan(&shared, &id, params, Vec::new())?;
+        Ok(plan)
+    };
     let slot = shared
         .listeners
         .acquire(None, &shared.listen)
         .map_err(|refusal| busy(&refusal))?;
-    let mut subscription = shared
-        .bus
-        .subscribe(plan.interest, shared.listen.buffer)
-        .map_err(|e| {
-            tracing::warn!(error = %e, "change bus refused a subscription");
-            busy(&Refusal::ShuttingDown)
-        })?;
+    let ready = match ready {
+        Ok(plan) => Ok(subscribe(&shared, plan)?),
+        Err(params) => Err(params),
+    };
     let registration = conn.running.register(id.clone(), cancel.clone(), true);
     let out = conn.out.clone();
     let closing = conn.closing.clone();
@@ -45,6 +64,22 @@ pub(super) fn open(
     let buffer = shared.listen.buffer;
     Ok(async move {
         let _slot = slot;
+        let opened = match ready {
+            Ok(opened) => Ok(opened),
+            Err(params) => match protocol::extension_grants(&shared, &ctx, &params).await {
+                Ok(grants) => protocol::plan(&shared, &id, params, grants)
+                    .and_then(|plan| subscribe(&shared, plan)),
+                Err(e) => Err(e),
+            },
+        };
+        let (plan, mut subscription) = match opened {
+            Ok(opened) => opened,
+            Err(error) => {
+                drop(registration);
+                let _ = out.send(NEWLINE.frame(&error_bytes(Some(id), error))).await;
+                return;
+            }
+        };
         tracing::debug!("subscription open");
         if out.send(NEWLINE.frame(&plan.ack)).await.is_err() {
             return;

@@ -10,6 +10,10 @@
 //! * Unknown filter keys are ignored; `null` counts as omitted; `false` is honoured by
 //!   omission from the acknowledgement. More `resourceSubscriptions` than
 //!   [`ListenConfig::max_resource_subscriptions`] is −32602.
+//! * Filter members an extension owns (SEP-2663's `taskIds`) are honoured, or the request
+//!   refused, by that extension ([`crate::Extension::listen`], asked before the stream opens,
+//!   only when some extension [`listens`](crate::Extension::listens)); what it grants goes
+//!   into the acknowledgement, and the topics it names into the stream's bus interest.
 
 use bytes::Bytes;
 use serde_json::Map;
@@ -26,7 +30,8 @@ pub(crate) mod registry;
 
 pub(crate) use registry::{Refusal, Slot};
 
-use crate::core::context::Framing;
+use crate::core::context::{Framing, RequestContext};
+use crate::core::extension::ListenGrant;
 use crate::core::reply::{Reply, response_bytes};
 use crate::core::server::Shared;
 
@@ -43,12 +48,36 @@ pub(crate) struct ListenPlan {
     pub(crate) id_json: Box<str>,
 }
 
+/// Whether any extension takes part in `subscriptions/listen`.
+pub(crate) fn extensions_listen(shared: &Shared) -> bool {
+    !shared.extensions.is_empty() && shared.extensions.iter().any(|e| e.listens())
+}
+
+/// What the extensions that listen honour of `params` (in registration order), or the first
+/// refusal.
+pub(crate) async fn extension_grants(
+    shared: &Shared,
+    ctx: &RequestContext,
+    params: &SubscriptionsListenRequestParams,
+) -> Result<Vec<ListenGrant>, ErrorObject> {
+    let mut grants = Vec::new();
+    for extension in shared.extensions.iter().filter(|e| e.listens()) {
+        grants.push(
+            extension
+                .listen(ctx.clone(), params.notifications.clone())
+                .await?,
+        );
+    }
+    Ok(grants)
+}
+
 /// Validates the filter and works out what the server honours: what the client asked for and
-/// the server advertises.
+/// the server advertises, plus what extensions granted (see [`extension_grants`]).
 pub(crate) fn plan(
     shared: &Shared,
     id: &RequestId,
     params: SubscriptionsListenRequestParams,
+    grants: Vec<ListenGrant>,
 ) -> Result<ListenPlan, ErrorObject> {
     let requested = params.notifications;
     if let Some(uris) = &requested.resource_subscriptions
@@ -62,7 +91,7 @@ pub(crate) fn plan(
     }
     let f = &shared.features;
     let on = |asked: Option<bool>, offered: bool| asked == Some(true) && offered;
-    let interest = Interest {
+    let mut interest = Interest {
         tools_list_changed: on(requested.tools_list_changed, f.tools_list_changed),
         prompts_list_changed: on(requested.prompts_list_changed, f.prompts_list_changed),
         resources_list_changed: on(requested.resources_list_changed, f.resources_list_changed),
@@ -71,9 +100,10 @@ pub(crate) fn plan(
         } else {
             Vec::new()
         },
+        topics: Vec::new(),
     };
     let flag = |b: bool| b.then_some(true);
-    let honoured = SubscriptionFilter {
+    let mut honoured = SubscriptionFilter {
         tools_list_changed: flag(interest.tools_list_changed),
         prompts_list_changed: flag(interest.prompts_list_changed),
         resources_list_changed: flag(interest.resources_list_changed),
@@ -84,6 +114,10 @@ pub(crate) fn plan(
         },
         task_ids: None,
     };
+    for grant in grants {
+        merge(&mut honoured, grant.honoured);
+        interest.topics.extend(grant.topics);
+    }
     let id_value = id.to_value();
     let mut subscription = Map::new();
     subscription.insert(meta::SUBSCRIPTION_ID.to_owned(), id_value.clone());
@@ -111,6 +145,22 @@ pub(crate) fn plan(
     })
 }
 
+/// Takes the members an extension set.
+fn merge(into: &mut SubscriptionFilter, from: SubscriptionFilter) {
+    let SubscriptionFilter {
+        tools_list_changed,
+        prompts_list_changed,
+        resources_list_changed,
+        resource_subscriptions,
+        task_ids,
+    } = from;
+    into.tools_list_changed = tools_list_changed.or(into.tools_list_changed);
+    into.prompts_list_changed = prompts_list_changed.or(into.prompts_list_changed);
+    into.resources_list_changed = resources_list_changed.or(into.resources_list_changed);
+    into.resource_subscriptions = resource_subscriptions.or(into.resource_subscriptions.take());
+    into.task_ids = task_ids.or(into.task_ids.take());
+}
+
 /// `{"jsonrpc":"2.0","method":…,"params":{"_meta":{subscriptionId},…}}` in its frame, in one
 /// buffer. Written by hand: the same few bytes go to every listener, each with its own id.
 pub(crate) fn render(framing: Framing, id_json: &str, change: &Change) -> Bytes {
@@ -123,10 +173,26 @@ pub(crate) fn render(framing: Framing, id_json: &str, change: &Change) -> Bytes 
     frame.extend_from_slice(br#"":"#);
     frame.extend_from_slice(id_json.as_bytes());
     frame.push(b'}');
-    if let Change::ResourceUpdated { uri } = change {
-        frame.extend_from_slice(br#","uri":"#);
-        // Serializing a string into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut frame, &**uri);
+    match change {
+        Change::ResourceUpdated { uri } => {
+            frame.extend_from_slice(br#","uri":"#);
+            // Serializing a string into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut frame, &**uri);
+        }
+        Change::Topic(n) => {
+            // The params object's members after `_meta`.
+            let members = n
+                .params
+                .trim()
+                .strip_prefix('{')
+                .and_then(|rest| rest.strip_suffix('}'))
+                .map_or("", str::trim);
+            if !members.is_empty() {
+                frame.push(b',');
+                frame.extend_from_slice(members.as_bytes());
+            }
+        }
+        _ => {}
     }
     frame.extend_from_slice(b"}}");
     frame.extend_from_slice(framing.suffix);
@@ -154,6 +220,12 @@ mod tests {
             Change::ResourceUpdated {
                 uri: "file:///a \"quoted\"\nline/ü".into(),
             },
+            Change::topic(
+                "t",
+                "notifications/tasks",
+                r#"{"taskId":"t","status":"working"}"#,
+            ),
+            Change::topic("t", "notifications/tasks", "{}"),
         ];
         for id in [json!(7), json!("listen-1"), json!("quote\"d")] {
             for change in &changes {
@@ -162,8 +234,15 @@ mod tests {
                     "_meta".to_owned(),
                     json!({ meta::SUBSCRIPTION_ID: id.clone() }),
                 );
-                if let Change::ResourceUpdated { uri } = change {
-                    params.insert("uri".to_owned(), json!(&**uri));
+                match change {
+                    Change::ResourceUpdated { uri } => {
+                        params.insert("uri".to_owned(), json!(&**uri));
+                    }
+                    Change::Topic(n) => {
+                        let extra: Map<String, Value> = serde_json::from_str(&n.params).unwrap();
+                        params.extend(extra);
+                    }
+                    _ => {}
                 }
                 let json = Message::Notification(Notification {
                     method: change.method().to_owned(),

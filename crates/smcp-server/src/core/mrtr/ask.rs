@@ -89,6 +89,20 @@ ask_tuple!(A 0, B 1, C 2);
 ask_tuple!(A 0, B 1, C 2, D 3);
 ask_tuple!(A 0, B 1, C 2, D 3, E 4);
 
+/// Whether `response` answers `request` as a handler's [`Ask`] would take it: an elicitation
+/// result whose accepted content fits the form's `requestedSchema`, a sampling result, a
+/// roots list. For a server that collects answers outside a retry (SEP-2663's
+/// `tasks/update`) and must judge them as a retry's `inputResponses` are judged.
+pub fn accepts(request: &InputRequest, response: &Value) -> bool {
+    match request {
+        InputRequest::Elicit(params) => elicit("", params.clone()).accept(response).is_some(),
+        InputRequest::CreateMessage(params) => {
+            sample("", params.clone()).accept(response).is_some()
+        }
+        InputRequest::ListRoots(_) => list_roots("").accept(response).is_some(),
+    }
+}
+
 /// An `elicitation/create` question.
 #[derive(Debug)]
 pub struct Elicit {

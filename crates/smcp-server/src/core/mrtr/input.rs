@@ -45,6 +45,25 @@ struct Shared {
     next_state: Mutex<Option<Value>>,
 }
 
+/// What a later round of a call carries when the server itself holds it instead of sealing
+/// it into a `requestState` (see [`Input::hold`] and [`Input::resume`]): e.g. a SEP-2663 task
+/// whose handler asked for input. Serializable, so a shared task store can keep it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldInput {
+    /// How many rounds ended with input required, the last one included.
+    pub round: u32,
+    /// The keys the last round asked for: the only new answers the next round takes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asked: Vec<String>,
+    /// Answers taken in earlier rounds, by key.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub answers: Map<String, Value>,
+    /// The handler's own state ([`Input::set_state`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+}
+
 /// What [`Input::prepare`] needs to bind and verify state.
 #[derive(Debug)]
 pub(crate) struct Binding {
@@ -190,6 +209,71 @@ impl Input {
         })
     }
 
+    /// What the next round must carry after this one ended asking `ir`: the answers taken so
+    /// far (earlier rounds' and this one's), the keys asked and the handler's state — what
+    /// [`Input::finish`] would seal into `requestState`, for a server that holds it itself.
+    pub fn hold(&self, ir: &InputRequired) -> HeldInput {
+        let mut answers = self
+            .shared
+            .prior
+            .as_ref()
+            .map(|p| p.answers.clone())
+            .unwrap_or_default();
+        answers.extend(
+            self.shared
+                .consumed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        );
+        let state = ir
+            .state
+            .clone()
+            .or_else(|| {
+                self.shared
+                    .next_state
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+            })
+            .or_else(|| self.shared.prior.as_ref().and_then(|p| p.state.clone()));
+        HeldInput {
+            round: self.round() + 1,
+            asked: ir.requests.iter().map(|(key, _)| key.clone()).collect(),
+            answers,
+            state,
+        }
+    }
+
+    /// The input of a later round from what the server held ([`Input::hold`]) and the new
+    /// answers to the keys it asked (`responses`, e.g. collected by `tasks/update`): the
+    /// handler, run again from the top, gets earlier answers and its state back as after a
+    /// `requestState` retry. `ctx` is the context whose declared capabilities decide which
+    /// questions may be asked.
+    pub fn resume(ctx: RequestContext, held: HeldInput, responses: Map<String, Value>) -> Self {
+        let prior = Envelope {
+            method: String::new(),
+            digest: String::new(),
+            principal: ctx.principal().map(|p| p.0.clone()),
+            expires_ms: u64::MAX,
+            round: held.round,
+            id: String::new(),
+            asked: held.asked,
+            answers: held.answers,
+            state: held.state,
+        };
+        Self {
+            shared: Arc::new(Shared {
+                ctx,
+                responses,
+                asked_only: true,
+                prior: Some(prior),
+                consumed: Mutex::new(Map::new()),
+                next_state: Mutex::new(None),
+            }),
+        }
+    }
+
     /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
     /// when all are present and valid; otherwise an `Err` that the framework turns into an
     /// `InputRequiredResult` asking for what is missing — return it with `?`.
@@ -224,9 +308,14 @@ impl Input {
         self.shared.prior.as_ref().map_or(0, |p| p.round)
     }
 
-    /// The random id of the verified state this request carried (stable for that round).
+    /// The random id of the verified state this request carried (stable for that round);
+    /// `None` for a first request and for a round the server held ([`Input::resume`]).
     pub fn state_id(&self) -> Option<&str> {
-        self.shared.prior.as_ref().map(|p| p.id.as_str())
+        self.shared
+            .prior
+            .as_ref()
+            .map(|p| p.id.as_str())
+            .filter(|id| !id.is_empty())
     }
 
     /// When the verified state expires.

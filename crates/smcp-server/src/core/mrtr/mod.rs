@@ -45,11 +45,12 @@ use smcp_proto::patterns::mrtr::InputRequest;
 
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
 pub use ask::{
-    Ask, AskSet, Elicit, Roots, Sample, elicit, elicit_form, elicit_url, list_roots, sample,
+    Ask, AskSet, Elicit, Roots, Sample, accepts, elicit, elicit_form, elicit_url, list_roots,
+    sample,
 };
-pub use input::Input;
 pub(crate) use input::state_error;
 pub(crate) use input::{Binding, Salient};
+pub use input::{HeldInput, Input};
 pub use replay::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, ReplayGuard};
 pub use seal::StateError;
 
@@ -119,6 +120,11 @@ impl InputRequired {
         self.requests.retain(|(k, _)| *k != key);
         self.requests.push((key, request.into()));
         self
+    }
+
+    /// The requests, by key, in the order they were added.
+    pub fn requests(&self) -> &[(String, InputRequest)] {
+        &self.requests
     }
 
     /// Carries `state` to the retry (sealed).
