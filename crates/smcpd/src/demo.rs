@@ -89,6 +89,10 @@ pub struct DemoConfig {
     /// takes them; for a server with no data plane (stdio without TLS).
     #[cfg(feature = "files")]
     pub files_inline: bool,
+    /// SEP-2663 tasks: `Some` registers the extension and the task-capable tool `long_job`
+    /// of [`crate::tasks_demo`]. `smcpd` turns it on unless `--no-tasks`.
+    #[cfg(feature = "tasks")]
+    pub tasks: Option<smcp_tasks::TasksExtension>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -108,15 +112,26 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         sep2631_fixtures,
         #[cfg(feature = "files")]
         files_inline,
+        #[cfg(feature = "tasks")]
+        tasks,
     } = config;
+    #[cfg(feature = "tasks")]
+    let long_job = if tasks.is_some() {
+        ", long_job (a SEP-2663 task: progress, a question, cancellation)"
+    } else {
+        ""
+    };
+    #[cfg(not(feature = "tasks"))]
+    let long_job = "";
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
-        .instructions(
+        .instructions(format!(
             "Demo tools: echo, progress_echo, add, count (progress + cancellation), \
              toggle_extra (changes the tool list), confirm_action and ask_llm (multi round-trip \
-             input: elicitation and sampling). Resources smcp://readme and smcp://clock \
-             (updated every second; subscribe with subscriptions/listen). Prompt greet.",
-        )
+             input: elicitation and sampling){long_job}. Resources smcp://readme and \
+             smcp://clock (updated every second; subscribe with subscriptions/listen). Prompt \
+             greet."
+        ))
         .security(security)
         .logging(true)
         .tools_list_changed(true)
@@ -291,8 +306,12 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                     .collect(),
             ))
         });
-    #[allow(unused_mut, reason = "changed only with the files feature")]
+    #[allow(unused_mut, reason = "changed only with the files or tasks feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
+    #[cfg(feature = "tasks")]
+    if let Some(tasks) = tasks {
+        builder = crate::tasks_demo::with_tasks(builder, tasks);
+    }
     #[cfg(feature = "files")]
     if let Some(files) = files {
         let extension = smcp_files::FilesExtension::new(files.clone());

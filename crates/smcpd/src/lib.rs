@@ -8,6 +8,8 @@ pub mod files_demo;
 pub mod mrtr_demo;
 #[cfg(feature = "files")]
 pub mod sep2631_fixtures;
+#[cfg(feature = "tasks")]
+pub mod tasks_demo;
 
 pub use demo::{DemoConfig, demo_server, demo_server_with, run_clock};
 
@@ -55,9 +57,39 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     Ok(duration)
 }
 
+/// A duration flag within `min..=max` (see [`parse_duration`]); the error names both bounds.
+pub fn parse_duration_within(
+    text: &str,
+    min: std::time::Duration,
+    max: std::time::Duration,
+) -> Result<std::time::Duration, String> {
+    let duration = parse_duration(text)?;
+    if duration < min || duration > max {
+        return Err(format!(
+            "must be from {} to {}, got {}",
+            show_duration(min),
+            show_duration(max),
+            show_duration(duration)
+        ));
+    }
+    Ok(duration)
+}
+
+/// A duration as a flag would take it: `250ms`, `30s`, `60m`.
+pub fn show_duration(duration: std::time::Duration) -> String {
+    let ms = duration.as_millis();
+    if ms >= 60_000 && ms.is_multiple_of(60_000) {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_duration, parse_duration_within, show_duration};
     use std::time::Duration;
 
     #[test]
@@ -69,5 +101,33 @@ mod tests {
         assert!(parse_duration("").is_err());
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("5h").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn bounded_durations_name_their_bounds() {
+        let (min, max) = (Duration::from_millis(10), Duration::from_secs(300));
+        assert_eq!(
+            parse_duration_within("10ms", min, max),
+            Ok(Duration::from_millis(10))
+        );
+        assert_eq!(
+            parse_duration_within("5m", min, max),
+            Ok(Duration::from_secs(300))
+        );
+        assert_eq!(
+            parse_duration_within("9ms", min, max),
+            Err("must be from 10ms to 5m, got 9ms".to_owned())
+        );
+        assert_eq!(
+            parse_duration_within("301", min, max),
+            Err("must be from 10ms to 5m, got 301s".to_owned())
+        );
+        assert!(
+            parse_duration_within("x", min, max)
+                .unwrap_err()
+                .contains("expected a duration")
+        );
+        assert_eq!(show_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(show_duration(Duration::ZERO), "0s");
     }
 }

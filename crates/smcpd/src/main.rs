@@ -81,6 +81,10 @@ struct Args {
     #[cfg(feature = "files")]
     #[command(flatten)]
     files: FilesFlags,
+    /// SEP-2663 tasks.
+    #[cfg(feature = "tasks")]
+    #[command(flatten)]
+    tasks: TasksFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -185,6 +189,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         sep2631_fixtures: args.files.sep2631_fixtures,
         #[cfg(feature = "files")]
         files_inline: false,
+        #[cfg(feature = "tasks")]
+        tasks: args.tasks.extension()?,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -253,6 +259,8 @@ async fn run_stdio(
         files: files.clone(),
         #[cfg(feature = "files")]
         sep2631_fixtures: args.files.sep2631_fixtures,
+        #[cfg(feature = "tasks")]
+        tasks: args.tasks.extension()?,
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -394,6 +402,84 @@ struct FilesFlags {
     /// (the disk is the limit).
     #[arg(long, value_name = "BYTES")]
     files_store_quota: Option<u64>,
+}
+
+/// The SEP-2663 flags.
+#[cfg(feature = "tasks")]
+#[derive(Debug, clap::Args)]
+struct TasksFlags {
+    /// Do not serve SEP-2663 tasks: neither the extension nor the tool `long_job`.
+    #[arg(long, conflicts_with_all = ["tasks_ttl", "tasks_max", "tasks_poll_interval", "tasks_immediate_window"])]
+    no_tasks: bool,
+    /// How long a task, and then its result, is kept from its creation (`ttlMs`); a task
+    /// still running then is stopped. From 1s to 7 days (10080m).
+    #[arg(long, value_name = "DURATION", default_value = "60m", value_parser = tasks_ttl)]
+    tasks_ttl: Duration,
+    /// Most tasks kept at once (running or finished within their TTL); beyond it a call that
+    /// would become a task is refused (−32603, "the server is busy"). From 1 to 1000000.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = smcp_tasks::DEFAULT_MAX_TASKS as u64,
+        value_parser = clap::value_parser!(u64).range(1..=1_000_000)
+    )]
+    tasks_max: u64,
+    /// The polling interval suggested to clients (`pollIntervalMs`). From 10ms to 5m, and
+    /// not above --tasks-ttl.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = tasks_poll_interval)]
+    tasks_poll_interval: Duration,
+    /// How long a task-capable call runs inline before it becomes a task: one that finishes
+    /// (or asks for input) within it is answered as a plain call. 0 makes every such call a
+    /// task at once. From 0 to 60s.
+    #[arg(long, value_name = "DURATION", default_value = "250ms", value_parser = tasks_immediate_window)]
+    tasks_immediate_window: Duration,
+}
+
+#[cfg(feature = "tasks")]
+fn tasks_ttl(text: &str) -> Result<Duration, String> {
+    smcpd::parse_duration_within(
+        text,
+        Duration::from_secs(1),
+        Duration::from_secs(7 * 86_400),
+    )
+}
+
+#[cfg(feature = "tasks")]
+fn tasks_poll_interval(text: &str) -> Result<Duration, String> {
+    smcpd::parse_duration_within(text, Duration::from_millis(10), Duration::from_secs(300))
+}
+
+#[cfg(feature = "tasks")]
+fn tasks_immediate_window(text: &str) -> Result<Duration, String> {
+    smcpd::parse_duration_within(text, Duration::ZERO, Duration::from_secs(60))
+}
+
+#[cfg(feature = "tasks")]
+impl TasksFlags {
+    /// The tasks extension, unless `--no-tasks`.
+    fn extension(&self) -> anyhow::Result<Option<smcp_tasks::TasksExtension>> {
+        if self.no_tasks {
+            return Ok(None);
+        }
+        if self.tasks_poll_interval > self.tasks_ttl {
+            anyhow::bail!(
+                "--tasks-poll-interval ({}) must not exceed --tasks-ttl ({}): a task would \
+                 expire before its first poll",
+                smcpd::show_duration(self.tasks_poll_interval),
+                smcpd::show_duration(self.tasks_ttl)
+            );
+        }
+        let max_tasks = usize::try_from(self.tasks_max)
+            .map_err(|_| anyhow::anyhow!("--tasks-max {} is too large here", self.tasks_max))?;
+        Ok(Some(
+            smcp_tasks::TasksExtension::builder()
+                .ttl(Some(self.tasks_ttl))
+                .max_tasks(max_tasks)
+                .poll_interval(self.tasks_poll_interval)
+                .immediate_window(self.tasks_immediate_window)
+                .build(),
+        ))
+    }
 }
 
 /// The SEP-2631 file service from the flags: on with TLS, or with `--insecure-http-files`
