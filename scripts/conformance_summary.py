@@ -8,7 +8,10 @@ npm package and against our baseline, writes summary.json and prints a table.
 Exit status 1 when
   * a scored scenario has a FAILURE or WARNING not covered by the baseline, or did not run;
   * a baseline entry is stale (it passes now), so the baseline must shrink;
-  * a pending scenario we gate on has a FAILURE or WARNING, or did not run;
+  * a pending scenario we gate on has a FAILURE or WARNING, or did not run, or reached no
+    SUCCESS at all (a scenario the suite skips proves nothing); the scenarios the suite is known
+    to skip wholesale (`--pending-skipped`) are reported as SKIPPED instead, explicitly, and fail
+    once the suite exercises them (the list must then shrink);
   * a `--require-success scenario:check-id` has no SUCCESS row (or any FAILURE/WARNING row) in
     that scenario: this guards the scenarios that "pass" vacuously when the client does nothing.
 
@@ -137,6 +140,11 @@ def main():
     ap.add_argument("--results", required=True, help="output dir of the --requirements run")
     ap.add_argument("--pending-results", help="dir holding one -o dir per pending scenario")
     ap.add_argument("--pending", default="", help="comma-separated pending scenarios to gate on")
+    ap.add_argument(
+        "--pending-skipped",
+        default="",
+        help="comma-separated pending scenarios the suite is known to skip wholesale (reported as SKIPPED)",
+    )
     ap.add_argument("--requirements", required=True, help="requirements/<rev>.yaml of the suite")
     ap.add_argument("--baseline", required=True, help="our expected-failures file")
     ap.add_argument("--leg", default="server", choices=["server", "client"])
@@ -203,8 +211,10 @@ def main():
         if unexpected:
             scored_failed[name] = unexpected
 
+    suite_skipped = {p for p in a.pending_skipped.split(",") if p}
     pending = {}
     pending_failed = {}
+    pending_skipped = {}
     for name in pending_names:
         checks = pending_results.get(name)
         if checks is None:
@@ -217,6 +227,21 @@ def main():
         bad = sorted(set(info["failed"]) | set(info["warnings"]))
         if bad:
             pending_failed[name] = bad
+            continue
+        exercised = any(c.get("status") not in ("SKIPPED", "INFO") for c in checks)
+        if name in suite_skipped:
+            if exercised:
+                pending_failed[name] = [
+                    "(listed as skipped by the suite, but the suite exercises it now: "
+                    "drop it from the skipped list so it is gated)"
+                ]
+            else:
+                # Explicitly not proof: say why the suite skipped it.
+                reasons = sorted({c.get("errorMessage", "") for c in checks if c.get("errorMessage")})
+                info["skipped_by_suite"] = True
+                pending_skipped[name] = reasons[0] if reasons else "(no reason given)"
+        elif not info["counts"].get("SUCCESS"):
+            pending_failed[name] = ["(no check reached SUCCESS: a scenario that proves nothing)"]
 
     required = {}
     required_failed = []
@@ -241,6 +266,7 @@ def main():
         "stale_baseline": stale,
         "expected_failures": expected,
         "pending_failed": pending_failed,
+        "pending_skipped": pending_skipped,
         "scenarios": scenarios,
         "pending": pending,
         "required_success": required,
@@ -267,6 +293,8 @@ def print_table(s, base_whole, base_checks):
         base = name.split(" ")[0]
         if not info.get("ran"):
             verdict = "MISSING"
+        elif info.get("skipped_by_suite") and base not in s["pending_failed"]:
+            verdict = "SKIPPED (by the suite)"
         elif base in s["scored_failed"] or (base in s["pending_failed"] and "pending" in name):
             verdict = "FAIL"
         elif info["category"] == "scored" and (base in base_whole or base in base_checks) and (
@@ -275,6 +303,8 @@ def print_table(s, base_whole, base_checks):
             verdict = "baselined"
         elif info.get("failed") or info.get("warnings"):
             verdict = "fail (not scored)" if info["category"] != "pending-gate" else "FAIL"
+        elif not info.get("counts", {}).get("SUCCESS"):
+            verdict = "SKIPPED (nothing passed)"
         else:
             verdict = "ok"
         counts = info.get("counts", {})
@@ -297,6 +327,10 @@ def print_table(s, base_whole, base_checks):
         print("\nSCORED FAILURES (FAILURE or WARNING not in the baseline):")
         for n, ids in sorted(s["scored_failed"].items()):
             print(f"  x {n}: {', '.join(ids)}")
+    if s["pending_skipped"]:
+        print("\nSKIPPED BY THE SUITE (pending gates that prove nothing here; covered by our own tests):")
+        for n, reason in sorted(s["pending_skipped"].items()):
+            print(f"  - {n}: {reason}")
     if s["pending_failed"]:
         print("\nPENDING GATE FAILURES (must have zero FAILURE and zero WARNING):")
         for n, ids in sorted(s["pending_failed"].items()):

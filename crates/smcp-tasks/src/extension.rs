@@ -133,7 +133,8 @@ impl TasksBuilder {
         self
     }
 
-    /// How many times one task may ask for input. Default [`DEFAULT_MAX_ROUNDS`].
+    /// How many times one task may ask for input (the MRTR rounds before the task was
+    /// created do not count). Default [`DEFAULT_MAX_ROUNDS`].
     #[must_use]
     pub fn max_rounds(mut self, rounds: u32) -> Self {
         self.max_rounds = rounds.max(1);
@@ -317,6 +318,7 @@ impl Core {
         let ctx = call.ctx.detach(cancel.clone());
         let template = call.template();
         let input = call.input.clone();
+        let rounds_before = input.round();
         let principal = call.ctx.principal().map(|p| p.0.clone());
         let mut fut = runner::round(next.clone(), call.with_context(ctx.clone()));
         if !window.is_zero() {
@@ -370,6 +372,7 @@ impl Core {
             template,
             next,
             input,
+            rounds_before,
             expires,
         };
         tokio::spawn(runner::drive(self.clone(), running, fut).instrument(span));

@@ -101,6 +101,9 @@ pub(crate) struct Running {
     pub(crate) next: Next,
     /// The input of the round running now.
     pub(crate) input: Input,
+    /// The MRTR rounds before the task was created (SEP-2663 §Composition: they do not
+    /// count against the task's own bound on rounds).
+    pub(crate) rounds_before: u32,
     /// When the TTL elapses.
     pub(crate) expires: Option<Instant>,
 }
@@ -210,7 +213,7 @@ async fn watch_cancel(core: &Core, task: &Running) {
 /// answered; returns the next round's input.
 async fn wait_for_input(core: &Core, task: &Running, ir: InputRequired) -> Result<Input, Ending> {
     let held = task.input.hold(&ir);
-    if held.round > core.max_rounds {
+    if held.round.saturating_sub(task.rounds_before) > core.max_rounds {
         return Err(Ending::Failed(ErrorObject::internal(format!(
             "the tool asked for input more than {} times",
             core.max_rounds
