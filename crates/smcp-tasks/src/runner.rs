@@ -191,8 +191,9 @@ pub(crate) async fn drive(core: Arc<Core>, mut task: Running, mut fut: BoxFuture
     span.in_scope(|| tracing::debug!("task ended"));
 }
 
-/// With a shared store, a `tasks/cancel` written on another instance: completes when the
-/// record says so (after firing the token). Never completes for a local store.
+/// With a shared store, a `tasks/cancel` written on another instance: fires the token when
+/// the record says so. Never completes: the handler then gets the same cancel grace as for a
+/// local cancel (the arm that waits on the token), rather than being dropped mid-step.
 async fn watch_cancel(core: &Core, task: &Running) {
     let every = core.store.watch_interval();
     loop {
@@ -204,7 +205,7 @@ async fn watch_cancel(core: &Core, task: &Running) {
             && record.cancel_requested
         {
             task.cancel.cancel();
-            return;
+            return std::future::pending().await;
         }
     }
 }
