@@ -966,7 +966,7 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
 }
 
 /// After a failed `smcp call NAME` answered −32602: when the tool list lacks NAME, the names
-/// to suggest (possibly none) and whether a saved list contradicted the server.
+/// to suggest (possibly none).
 async fn unknown_tool(client: &Client, name: &str) -> Option<Vec<String>> {
     let names: Vec<String> = client
         .list_tools()
@@ -1095,12 +1095,11 @@ async fn main() -> ExitCode {
                     .and_then(smcp_client::Error::jsonrpc_code)
                     == Some(-32602)
             {
-                match unknown_tool(&client, name).await {
-                    Some(near) => {
-                        ctx.unknown_tool = Some(name.clone());
-                        ctx.suggestions = near;
-                    }
-                    None => keep_cache = client.knows_tool(name),
+                // Invalid params: the saved schema may be stale, so the next call fetches it.
+                keep_cache = false;
+                if let Some(near) = unknown_tool(&client, name).await {
+                    ctx.unknown_tool = Some(name.clone());
+                    ctx.suggestions = near;
                 }
             }
             if let Some(path) = &cache_file {

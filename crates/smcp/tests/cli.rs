@@ -32,7 +32,10 @@ fn smcp(url: &str, args: &[&str]) -> Output {
         .args(args)
         .env_remove("SMCP_URL")
         // The tool list cache goes to a temporary directory, not the home directory.
-        .env("SMCP_CACHE_DIR", std::env::temp_dir().join("smcp-cli-tests-cache"))
+        .env(
+            "SMCP_CACHE_DIR",
+            std::env::temp_dir().join("smcp-cli-tests-cache"),
+        )
         .output()
         .unwrap()
 }
