@@ -190,6 +190,76 @@ impl Cache {
         }
     }
 
+    /// The fresh entries seen from `context` (its private ones and the public ones), with the
+    /// wall-clock time each expires, as JSON; private entries are written without their
+    /// context, so no credential is in the snapshot.
+    fn snapshot(&self, context: &str) -> Value {
+        let now = Instant::now();
+        let wall = now_unix_ms();
+        let entries: Vec<Value> = self
+            .lock()
+            .iter()
+            .filter(|(k, e)| now < e.expires && (k.context.is_empty() || k.context == context))
+            .map(|(k, e)| {
+                let left = u64::try_from(e.expires.duration_since(now).as_millis()).unwrap_or(0);
+                serde_json::json!({
+                    "method": k.method,
+                    "params": k.params,
+                    "public": k.context.is_empty(),
+                    "expiresAtMs": wall.saturating_add(left),
+                    "result": e.value,
+                })
+            })
+            .collect();
+        serde_json::json!({ "entries": entries })
+    }
+
+    /// Restores a [`snapshot`](Self::snapshot) under `context`; expired or malformed entries
+    /// are skipped. Returns how many were restored.
+    fn restore(&self, context: &str, snapshot: &Value) -> usize {
+        let now = Instant::now();
+        let wall = now_unix_ms();
+        let mut restored = 0;
+        let mut entries = self.lock();
+        for e in snapshot
+            .get("entries")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_RESTORED)
+        {
+            let (Some(m), Some(params), Some(expires), Some(result)) = (
+                e.get("method").and_then(Value::as_str),
+                e.get("params").and_then(Value::as_str),
+                e.get("expiresAtMs").and_then(Value::as_u64),
+                e.get("result"),
+            ) else {
+                continue;
+            };
+            if !cacheable(m) || expires <= wall {
+                continue;
+            }
+            let public = e.get("public").and_then(Value::as_bool) == Some(true);
+            entries.insert(
+                Key {
+                    method: m.to_owned(),
+                    params: params.to_owned(),
+                    context: if public {
+                        String::new()
+                    } else {
+                        context.to_owned()
+                    },
+                },
+                Entry {
+                    value: result.clone(),
+                    expires: now + Duration::from_millis(expires - wall),
+                },
+            );
+            restored += 1;
+        }
+        restored
+    }
+
     /// Number of stored entries (fresh or not), for tests and diagnostics.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -198,6 +268,38 @@ impl Cache {
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Most entries one [`Client::restore_cache`] takes.
+const MAX_RESTORED: usize = 1_000;
+
+fn now_unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+impl crate::Client {
+    /// The fresh entries of this client's [`Cache`] (its private ones and the public ones) as
+    /// JSON, each with the wall-clock time it expires, for a host that keeps cached results
+    /// across processes (the `smcp` CLI keeps one file per endpoint and credentials). No
+    /// credential is in it. `None` without a cache.
+    pub fn cache_snapshot(&self) -> Option<Value> {
+        let cache = self.inner.cache.as_ref()?;
+        Some(cache.snapshot(&self.inner.auth_context))
+    }
+
+    /// Restores a [`cache_snapshot`](Self::cache_snapshot) into this client's cache, private
+    /// entries under this client's credentials; entries expired since are skipped. Restore
+    /// only a snapshot taken for the same endpoint and credentials. Returns how many entries
+    /// were restored (0 without a cache).
+    pub fn restore_cache(&self, snapshot: &Value) -> usize {
+        match &self.inner.cache {
+            Some(cache) => cache.restore(&self.inner.auth_context, snapshot),
+            None => 0,
+        }
     }
 }
 
@@ -249,6 +351,29 @@ mod tests {
             Some(&json!({"uri": "a://x"})),
         );
         assert!(cache.get("resources/read", &read, "bob").is_none());
+    }
+
+    #[test]
+    fn a_snapshot_restores_fresh_entries_without_credentials() {
+        let cache = Cache::new();
+        let p = obj(json!({}));
+        let private = json!({"tools": [], "ttlMs": 60_000, "cacheScope": "private"});
+        let public = json!({"prompts": [], "ttlMs": 60_000, "cacheScope": "public"});
+        cache.put("tools/list", &p, "Bearer secret", &private);
+        cache.put("prompts/list", &p, "Bearer secret", &public);
+        cache.put("resources/list", &p, "other", &private);
+        let snap = cache.snapshot("Bearer secret");
+        assert!(!snap.to_string().contains("secret"), "{snap}");
+        assert_eq!(snap["entries"].as_array().unwrap().len(), 2, "{snap}");
+        let restored = Cache::new();
+        assert_eq!(restored.restore("ctx", &snap), 2);
+        assert_eq!(restored.get("tools/list", &p, "ctx"), Some(private));
+        assert_eq!(restored.get("tools/list", &p, "another"), None);
+        assert_eq!(restored.get("prompts/list", &p, "another"), Some(public));
+        let mut stale = snap;
+        stale["entries"][0]["expiresAtMs"] = json!(1);
+        stale["entries"][1]["method"] = json!("tools/call");
+        assert_eq!(Cache::new().restore("ctx", &stale), 0);
     }
 
     #[test]

@@ -278,7 +278,7 @@ pub(crate) struct Inner {
     next_id: AtomicI64,
     catalog: Mutex<ToolCatalog>,
     pub(crate) cache: Option<Cache>,
-    auth_context: String,
+    pub(crate) auth_context: String,
     pub(crate) files: Option<crate::files::FileTransfer>,
     /// A separate HTTP client for descriptor URLs: it never carries the MCP headers
     /// (`Authorization`, cookies) configured for the endpoint.

@@ -44,6 +44,15 @@ pub(crate) enum Kind {
         /// The error object.
         error: ErrorObject,
     },
+    /// 404/405 with nothing that looks like MCP in the body (empty, HTML, plain text): most
+    /// likely the URL's path is not the MCP endpoint.
+    #[error("HTTP {status}{}", wrong_endpoint_message(*status, body))]
+    WrongEndpoint {
+        /// The status code.
+        status: u16,
+        /// The start of the body, for the message.
+        body: String,
+    },
     /// 400/404/405 without a modern error body: the server predates 2026-07-28.
     #[error(
         "HTTP {status} without an MCP 2026-07-28 error body: the server speaks an older MCP \
@@ -141,6 +150,48 @@ fn exited_message(status: Option<&std::process::ExitStatus>) -> String {
         Some(s) => format!("the stdio server exited ({s}); the request is lost"),
         None => "the stdio server closed its stdout; the request is lost".to_owned(),
     }
+}
+
+fn wrong_endpoint_message(status: u16, body: &str) -> String {
+    let what = if status == 405 {
+        " Method Not Allowed: this URL does not take POST requests"
+    } else {
+        " Not Found: nothing answers at this path"
+    };
+    let body = if body.is_empty() {
+        String::new()
+    } else {
+        format!(" (body: {body})")
+    };
+    format!("{what}, so it is not an MCP endpoint; check the URL's path (smcpd serves /mcp){body}")
+}
+
+/// The causes of a transport error, outermost first. `std::io::Error::source` skips the error
+/// it wraps, so that one is taken from `get_ref`.
+fn causes(e: &reqwest::Error) -> Vec<&(dyn std::error::Error + 'static)> {
+    let mut out: Vec<&(dyn std::error::Error + 'static)> = Vec::new();
+    let mut next = std::error::Error::source(e);
+    while let Some(err) = next {
+        if out.len() >= 16 {
+            break;
+        }
+        out.push(err);
+        next = match err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    out
+}
+
+/// The TLS error behind a transport error, if the handshake failed.
+fn tls_error(e: &reqwest::Error) -> Option<&rustls::Error> {
+    causes(e)
+        .into_iter()
+        .find_map(|c| c.downcast_ref::<rustls::Error>())
 }
 
 fn hint_for(status: u16, body: &str) -> String {
@@ -261,7 +312,9 @@ impl Error {
     /// The HTTP status of the response that carried this error, if there was one.
     pub fn status(&self) -> Option<u16> {
         match &*self.inner {
-            Kind::HttpStatus { status, .. } | Kind::OlderRevision { status } => Some(*status),
+            Kind::HttpStatus { status, .. }
+            | Kind::WrongEndpoint { status, .. }
+            | Kind::OlderRevision { status } => Some(*status),
             Kind::Rpc { status, .. } => *status,
             Kind::Transport(e) => e.status().map(|s| s.as_u16()),
             _ => None,
@@ -302,6 +355,80 @@ impl Error {
     /// The server answered like a pre-2026-07-28 server (400/404/405 without a modern error).
     pub fn is_older_revision(&self) -> bool {
         matches!(*self.inner, Kind::OlderRevision { .. })
+    }
+
+    /// The server answered 404 or 405 with a body that shows no sign of MCP (empty, HTML, plain
+    /// text): the URL's path is most likely not the MCP endpoint.
+    pub fn is_wrong_endpoint(&self) -> bool {
+        matches!(*self.inner, Kind::WrongEndpoint { .. })
+    }
+
+    /// The server refused the TCP connection (nothing listens at that address and port).
+    pub fn is_connection_refused(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => causes(e).into_iter().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+            }),
+            _ => false,
+        }
+    }
+
+    /// The connection (TCP, then the TLS handshake) was not established within the connect
+    /// timeout ([`ClientBuilder::connect_timeout`](crate::ClientBuilder::connect_timeout)).
+    pub fn is_connect_timeout(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => e.is_connect() && e.is_timeout(),
+            _ => false,
+        }
+    }
+
+    /// The TLS handshake failed (an untrusted or invalid certificate, a peer that does not
+    /// speak TLS, no common parameters).
+    pub fn is_tls(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => tls_error(e).is_some(),
+            _ => false,
+        }
+    }
+
+    /// The server's certificate does not chain to a trusted root (e.g. a development CA that
+    /// was not added with [`ClientBuilder::ca_cert_pem`](crate::ClientBuilder::ca_cert_pem)).
+    pub fn is_untrusted_certificate(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => matches!(
+                tls_error(e),
+                Some(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer
+                        | rustls::CertificateError::BadSignature
+                ))
+            ),
+            _ => false,
+        }
+    }
+
+    /// The URL is `https` but the server answered in something that is not TLS (most likely
+    /// plain HTTP: the URL should be `http`).
+    pub fn is_not_tls(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => matches!(tls_error(e), Some(rustls::Error::InvalidMessage(_))),
+            _ => false,
+        }
+    }
+
+    /// The URL is `http` but the connection closed, or the answer was not HTTP, before any
+    /// response: typical of a TLS port (the URL should be `https`).
+    pub fn is_not_http(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => {
+                e.url().is_some_and(|u| u.scheme() == "http")
+                    && !e.is_connect()
+                    && !e.is_timeout()
+                    && e.status().is_none()
+                    && (e.is_request() || e.is_body() || e.is_decode())
+            }
+            _ => false,
+        }
     }
 
     /// The MRTR round cap was reached.

@@ -2,14 +2,20 @@
 //! `--arg a=1` sends the number 1 to an `integer`/`number` parameter and the string "1" to a
 //! `string` one.
 
-use anyhow::{Context as _, anyhow, bail};
 use serde_json::{Map, Value};
+
+use crate::errors::Usage;
+
+/// A usage error (exit code 2).
+fn usage(message: String) -> anyhow::Error {
+    anyhow::Error::new(Usage(message))
+}
 
 /// Splits `k=v`.
 pub(crate) fn split(arg: &str) -> anyhow::Result<(&str, &str)> {
     arg.split_once('=')
         .filter(|(k, _)| !k.is_empty())
-        .ok_or_else(|| anyhow!("--arg expects NAME=VALUE, got {arg:?}"))
+        .ok_or_else(|| usage(format!("--arg expects NAME=VALUE, got {arg:?}")))
 }
 
 /// The declared `type` of property `name` in `schema`, if any.
@@ -24,13 +30,13 @@ pub(crate) fn coerce(schema: &Map<String, Value>, name: &str, raw: &str) -> anyh
         Some("integer") => Value::from(
             raw.trim()
                 .parse::<i64>()
-                .with_context(|| format!("--arg {name}: {raw:?} is not an integer"))?,
+                .map_err(|e| usage(format!("--arg {name}: {raw:?} is not an integer ({e})")))?,
         ),
         Some("number") => {
             let n: f64 = raw
                 .trim()
                 .parse()
-                .with_context(|| format!("--arg {name}: {raw:?} is not a number"))?;
+                .map_err(|e| usage(format!("--arg {name}: {raw:?} is not a number ({e})")))?;
             // Whole numbers go out as integers (`1`, not `1.0`).
             if n.fract() == 0.0 && n.abs() < 9.0e15 {
                 #[allow(clippy::cast_possible_truncation)]
@@ -38,19 +44,51 @@ pub(crate) fn coerce(schema: &Map<String, Value>, name: &str, raw: &str) -> anyh
             } else {
                 serde_json::Number::from_f64(n)
                     .map(Value::Number)
-                    .ok_or_else(|| anyhow!("--arg {name}: {raw:?} is not a finite number"))?
+                    .ok_or_else(|| usage(format!("--arg {name}: {raw:?} is not a finite number")))?
             }
         }
         Some("boolean") => match raw.trim() {
             "true" | "yes" | "1" => Value::Bool(true),
             "false" | "no" | "0" => Value::Bool(false),
-            _ => bail!("--arg {name}: {raw:?} is not a boolean (true/false)"),
+            _ => {
+                return Err(usage(format!(
+                    "--arg {name}: {raw:?} is not a boolean (true/false)"
+                )));
+            }
         },
         Some("object" | "array") => serde_json::from_str(raw)
-            .with_context(|| format!("--arg {name}: {raw:?} is not valid JSON"))?,
+            .map_err(|e| usage(json_error(&format!("--arg {name}"), raw, &e)))?,
         // Unknown or untyped: JSON if it parses, else the plain string.
         _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
     })
+}
+
+/// "`what` is not valid JSON: <serde's reason> at line L column C", then the offending line
+/// and a caret under the column (lines longer than 120 characters are cut around it).
+pub(crate) fn json_error(what: &str, text: &str, e: &serde_json::Error) -> String {
+    let (line, column) = (e.line(), e.column());
+    let reason = e.to_string();
+    // serde_json's message already ends with "at line L column C".
+    let mut out = format!("{what} is not valid JSON: {reason}");
+    if line == 0 {
+        return out;
+    }
+    let Some(src) = text.lines().nth(line - 1) else {
+        return out;
+    };
+    let chars: Vec<char> = src.chars().collect();
+    // serde's column is 1-based and points at the offending character (0 at the very end).
+    let col = column.max(1).min(chars.len() + 1) - 1;
+    let start = col.saturating_sub(80);
+    let end = (start + 120).min(chars.len());
+    let shown: String = chars[start..end].iter().collect();
+    let prefix = if start > 0 { "…" } else { "" };
+    out.push_str(&format!(
+        "\n    {prefix}{shown}\n    {}{}^",
+        " ".repeat(prefix.chars().count()),
+        " ".repeat(col - start)
+    ));
+    out
 }
 
 /// Builds tool arguments from `--json-args` and `--arg`s (which override).
@@ -61,9 +99,15 @@ pub(crate) fn tool_arguments(
 ) -> anyhow::Result<Value> {
     let mut out = match json_args {
         None => Map::new(),
-        Some(text) => match serde_json::from_str(text).context("--json-args is not valid JSON")? {
+        Some(text) => match serde_json::from_str(text)
+            .map_err(|e| usage(json_error("--json-args", text, &e)))?
+        {
             Value::Object(m) => m,
-            other => bail!("--json-args must be a JSON object, got {other}"),
+            other => {
+                return Err(usage(format!(
+                    "--json-args must be a JSON object, got {other}"
+                )));
+            }
         },
     };
     for arg in args {
@@ -104,5 +148,23 @@ mod tests {
         assert!(tool_arguments(&schema, None, &["i=x".to_owned()]).is_err());
         assert!(tool_arguments(&schema, None, &["novalue".to_owned()]).is_err());
         assert_eq!(coerce(&schema, "n", "3").unwrap(), json!(3));
+    }
+
+    #[test]
+    fn invalid_json_args_point_at_the_error() {
+        let err = tool_arguments(&Map::new(), Some(r#"{"a": 1 "b": 2}"#), &[]).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("line 1 column 9"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], r#"    {"a": 1 "b": 2}"#);
+        assert_eq!(lines[2], "            ^", "{text}");
+        assert!(err.downcast_ref::<Usage>().is_some());
+        let err =
+            tool_arguments(&Map::new(), Some("{\n  \"a\": 1,\n  \"b\": x\n}"), &[]).unwrap_err();
+        let text = err.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("at line 3 column 8"), "{text}");
+        assert_eq!(lines[1], r#"      "b": x"#, "{text}");
+        assert_eq!(lines[2], "           ^", "{text}");
     }
 }

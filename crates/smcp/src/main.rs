@@ -1,12 +1,15 @@
 //! `smcp`: call MCP 2026-07-28 servers from the command line, over Streamable HTTP (`--url`)
 //! or stdio (`--stdio … -- PROGRAM ARGS…`, the server launched as a child process).
 //!
-//! Human-readable output by default, `--json` for scripts. Errors print the HTTP status, the
-//! JSON-RPC code and message, and exit non-zero.
+//! Human-readable output by default, `--json` for scripts. Every failure is classified
+//! (`errors`): a message with its cause chain and a hint, a distinct exit code, and under
+//! `--json` one `{"error": …}` object on stdout.
 // A command-line tool prints by design.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod cache;
+mod errors;
 mod interact;
 mod render;
 mod stdio;
@@ -20,25 +23,50 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::Value;
+use smcp_client::proto::basic::LoggingLevel;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::proto::server::tools::Tool;
 use smcp_client::{Client, SubscriptionEvent};
 
+use crate::errors::{ToolFailed, Usage};
+
 /// Where `smcpd` listens by default.
-const DEFAULT_URL: &str = "http://127.0.0.1:8931/mcp";
+pub(crate) const DEFAULT_URL: &str = "http://127.0.0.1:8931/mcp";
+
+/// The examples and the exit code table at the end of `--help`.
+const AFTER_HELP: &str = "\
+Examples:
+  smcp tools                                   # the tools of smcpd on http://127.0.0.1:8931/mcp
+  smcp --url https://host/mcp --ca-cert ca.pem tools
+  smcp tool add                                # one tool's schema (* = required argument)
+  smcp call add --arg a=1 --arg b=2
+  smcp call add --json-args '{\"a\": 1, \"b\": 2}' --json | jq .structuredContent
+  smcp call count --arg to=5 --log-level debug # the server's log lines on stderr
+  smcp call ask_llm --arg text=… --sampling-cmd 'llm -s terse'
+  smcp complete --prompt greet name A          # completion/complete
+  smcp listen                                  # every list change the server offers
+  smcp --stdio tools -- smcpd --stdio          # a server launched as a child process
+  smcp completions bash > ~/.local/share/bash-completion/completions/smcp
+  smcp man | man -l -
+";
+
+/// A log level for `--log-level`.
+fn log_level(text: &str) -> Result<LoggingLevel, String> {
+    serde_json::from_value(Value::String(text.to_ascii_lowercase())).map_err(|_| {
+        "one of debug, info, notice, warning, error, critical, alert, emergency".to_owned()
+    })
+}
 
 #[derive(Debug, Parser)]
 #[command(
     version,
     about = "Call MCP (2026-07-28) servers over Streamable HTTP or stdio",
     override_usage = "smcp [OPTIONS] <COMMAND>\n       smcp --stdio [OPTIONS] <COMMAND> -- <PROGRAM> [ARGS]...",
-    after_help = "Examples:\n  \
-        smcp --url http://127.0.0.1:8931/mcp tools\n  \
-        smcp --stdio tools -- smcpd --stdio\n  \
-        smcp --stdio --env LOG=debug call echo --arg text=hi -- python3 server.py --stdio"
+    after_help = "Run `smcp --help` for examples and the exit codes.",
+    after_long_help = format!("{AFTER_HELP}\n{}\n", errors::EXIT_CODES)
 )]
 struct Cli {
     /// The server's MCP endpoint (ignored with --stdio).
@@ -70,6 +98,18 @@ struct Cli {
     /// bounds each request (the call, each poll); the task itself is bounded by its TTL.
     #[arg(long, default_value_t = 60, global = true)]
     timeout: u64,
+    /// Timeout for establishing the connection (TCP and TLS), in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), global = true)]
+    connect_timeout: u64,
+    /// Do not keep the server's cacheable lists between runs (by default `smcp call` reuses
+    /// the tool list for as long as the server's `ttlMs` allows; see SMCP_CACHE_DIR).
+    #[arg(long, global = true)]
+    no_cache: bool,
+    /// Answer the server's sampling requests (sampling/createMessage) with this shell
+    /// command: the request's params as JSON on its stdin, its stdout the model's answer
+    /// (plain text, or a CreateMessageResult object). Bounded by --timeout and 1 MiB.
+    #[arg(long, value_name = "CMD", env = "SMCP_SAMPLING_CMD", global = true)]
+    sampling_cmd: Option<String>,
     /// Write images, audio and blobs to this directory instead of summarising them.
     #[arg(long, value_name = "DIR", global = true)]
     save: Option<PathBuf>,
@@ -85,7 +125,8 @@ struct Cli {
     /// Do not declare the tasks extension (SEP-2663): the server must answer calls inline.
     #[arg(long, global = true)]
     no_tasks: bool,
-    /// Log filter for diagnostics on stderr (e.g. `debug`).
+    /// Log filter for smcp's own diagnostics on stderr (e.g. `debug`; `RUST_LOG` syntax).
+    /// Coloured only on a terminal, and never with NO_COLOR set.
     #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
     log: String,
     #[command(subcommand)]
@@ -96,8 +137,13 @@ struct Cli {
 enum Command {
     /// Show the server's versions, capabilities and instructions.
     Discover,
-    /// List the tools.
+    /// List the tools (ARGUMENTS: * = required).
     Tools,
+    /// Show one tool: description, arguments (* = required) and its input/output schema.
+    Tool {
+        /// The tool name.
+        name: String,
+    },
     /// Call a tool.
     Call {
         /// The tool name.
@@ -112,6 +158,10 @@ enum Command {
         /// or uploaded, as the field allows (SEP-2631).
         #[arg(long = "file", short = 'f', value_name = "FIELD=PATH")]
         files: Vec<String>,
+        /// Ask the server for its log messages at or above this level for this call
+        /// (`_meta` logLevel); they are printed to stderr.
+        #[arg(long, value_name = "LEVEL", value_parser = log_level)]
+        log_level: Option<LoggingLevel>,
     },
     /// Upload a file (files/authorizeUpload + HTTPS upload) and print its file URI.
     Upload {
@@ -131,6 +181,8 @@ enum Command {
     },
     /// List the resources.
     Resources,
+    /// List the resource templates.
+    Templates,
     /// Read a resource.
     Read {
         /// The resource URI.
@@ -146,12 +198,39 @@ enum Command {
         #[arg(long = "arg", short = 'a', value_name = "K=V")]
         args: Vec<String>,
     },
+    /// Ask the server to complete an argument of a prompt or a resource template
+    /// (completion/complete).
+    #[command(group(clap::ArgGroup::new("reference").required(true).args(["prompt", "template"])))]
+    Complete {
+        /// The prompt whose argument to complete.
+        #[arg(long, value_name = "NAME")]
+        prompt: Option<String>,
+        /// The resource template (its URI template) whose argument to complete.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        template: Option<String>,
+        /// The argument's name.
+        argument: String,
+        /// What is typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// An argument already given, `NAME=VALUE` (repeatable), as context.
+        #[arg(long = "context", value_name = "K=V")]
+        context: Vec<String>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `smcp man | man -l -`.
+    Man,
     /// Inspect or cancel a task (SEP-2663) by its id.
     Task {
         #[command(subcommand)]
         action: TaskAction,
     },
     /// Listen for change notifications until interrupted or the server ends the stream.
+    /// Without flags: every list change the server offers (from server/discover).
     Listen {
         /// Tool list changes.
         #[arg(long)]
@@ -185,6 +264,11 @@ enum TaskAction {
     },
 }
 
+/// stdin and stderr are a terminal: prompts can be shown and answered.
+fn on_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 fn build_client(cli: &Cli) -> anyhow::Result<Client> {
     let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
     let builder = if cli.stdio {
@@ -199,13 +283,21 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
         }
         Client::builder(&cli.url)
     };
-    let mut builder = builder.timeout(timeout).tasks(!cli.no_tasks).client_info(
-        smcp_client::proto::basic::Implementation::new("smcp", env!("CARGO_PKG_VERSION")),
-    );
+    let mut builder = builder
+        .timeout(timeout)
+        .connect_timeout(Duration::from_secs(cli.connect_timeout))
+        .tasks(!cli.no_tasks)
+        .client_info(smcp_client::proto::basic::Implementation::new(
+            "smcp",
+            env!("CARGO_PKG_VERSION"),
+        ));
+    if !cli.stdio && !cli.no_cache {
+        builder = builder.cache(smcp_client::Cache::new());
+    }
     for h in &cli.headers {
-        let (name, value) = h
-            .split_once(':')
-            .with_context(|| format!("--header expects `Name: value`, got {h:?}"))?;
+        let (name, value) = h.split_once(':').ok_or_else(|| {
+            anyhow::Error::new(Usage(format!("--header expects `Name: value`, got {h:?}")))
+        })?;
         builder = builder.header(name.trim(), value.trim());
     }
     if let Some(ca) = &cli.ca_cert {
@@ -217,10 +309,13 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
         allow_insecure_loopback: cli.insecure_loopback_files,
         ..smcp_client::FileTransfer::default()
     });
-    let interactive =
-        !cli.non_interactive && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if interactive {
-        builder = builder.input_handler(interact::Terminal);
+    let terminal = !cli.non_interactive && on_terminal();
+    if terminal || cli.sampling_cmd.is_some() {
+        builder = builder.input_handler(interact::Terminal {
+            terminal,
+            sampling_cmd: cli.sampling_cmd.clone(),
+            sampling_timeout: Duration::from_secs(if cli.timeout > 0 { cli.timeout } else { 600 }),
+        });
     }
     Ok(builder.build()?)
 }
@@ -304,6 +399,88 @@ async fn download(
     Ok(path)
 }
 
+/// Names of the arguments in `schema`, the required ones marked `*`, required first.
+fn argument_names(schema: &serde_json::Map<String, Value>) -> Vec<String> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut names: Vec<(bool, String)> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.keys()
+                .map(|k| {
+                    let r = required.contains(&k.as_str());
+                    (!r, if r { format!("{k}*") } else { k.clone() })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort_by_key(|n| n.0);
+    names.into_iter().map(|(_, n)| n).collect()
+}
+
+/// Prints one tool as `smcp tool NAME` shows it.
+fn print_tool(tool: &Tool) -> anyhow::Result<()> {
+    println!("name:        {}", tool.name);
+    if let Some(t) = &tool.title {
+        println!("title:       {t}");
+    }
+    if let Some(d) = &tool.description {
+        println!("description: {d}");
+    }
+    let schema = &tool.input_schema;
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let rows: Vec<Vec<String>> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, p)| {
+            let kind = p
+                .get("type")
+                .map(|t| match t {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_else(|| "any".to_owned());
+            vec![
+                name.clone(),
+                kind,
+                if required.contains(&name.as_str()) {
+                    "yes".to_owned()
+                } else {
+                    String::new()
+                },
+                p.get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        println!("arguments:   none");
+    } else {
+        println!("arguments:");
+        render::table(&["NAME", "TYPE", "REQUIRED", "DESCRIPTION"], &rows);
+    }
+    println!(
+        "input schema:\n{}",
+        serde_json::to_string_pretty(&tool.input_schema)?
+    );
+    if let Some(out) = &tool.output_schema {
+        println!("output schema:\n{}", serde_json::to_string_pretty(out)?);
+    }
+    Ok(())
+}
+
 async fn find_tool(client: &Client, name: &str) -> anyhow::Result<Option<Tool>> {
     Ok(client
         .list_tools()
@@ -346,26 +523,44 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
             let rows: Vec<Vec<String>> = tools
                 .iter()
                 .map(|t| {
-                    let params = t
-                        .input_schema
-                        .get("properties")
-                        .and_then(Value::as_object)
-                        .map(|p| p.keys().cloned().collect::<Vec<_>>().join(", "))
-                        .unwrap_or_default();
                     vec![
                         t.name.clone(),
-                        params,
+                        argument_names(&t.input_schema).join(", "),
                         t.description.clone().unwrap_or_default(),
                     ]
                 })
                 .collect();
-            render::table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows);
+            render::table(&["NAME", "ARGUMENTS (*required)", "DESCRIPTION"], &rows);
+        }
+        Command::Tool { name } => {
+            let Some(tool) = find_tool(client, name).await? else {
+                let names: Vec<String> = client
+                    .list_tools()
+                    .await?
+                    .into_iter()
+                    .map(|t| t.name)
+                    .collect();
+                let near = errors::closest(name, &names);
+                let hint = if near.is_empty() {
+                    "`smcp tools` lists them".to_owned()
+                } else {
+                    format!("did you mean: {}?", near.join(", "))
+                };
+                return Err(anyhow::Error::new(Usage(format!(
+                    "the server has no tool {name:?} ({hint})"
+                ))));
+            };
+            if cli.json {
+                return print_json(&tool).map(|()| ExitCode::SUCCESS);
+            }
+            print_tool(&tool)?;
         }
         Command::Call {
             name,
             args,
             json_args,
             files,
+            log_level,
         } => {
             // The schema coerces `--arg` values and drives the Mcp-Param-* headers.
             let schema = find_tool(client, name)
@@ -433,8 +628,23 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                     on_ctrl_c.cancel();
                 }
             });
-            let result = client
-                .tool_call(name)
+            let mut call = client.tool_call(name);
+            if let Some(level) = log_level {
+                let bar = bar.clone();
+                call = call.on_log(*level, move |m| {
+                    let level = serde_json::to_value(m.level)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    let logger = m.logger.map(|l| format!(" {l}")).unwrap_or_default();
+                    let data = match m.data {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    bar.suspend(|| eprintln!("server {level}{logger}: {data}"));
+                });
+            }
+            let result = call
                 .arguments(arguments)
                 .cancellation(cancel)
                 .on_task_status(move |t| view.show(t))
@@ -467,8 +677,7 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 }
             }
             if result.is_error() {
-                eprintln!("error: the tool reported a failure (isError: true)");
-                return Ok(ExitCode::FAILURE);
+                return Err(anyhow::Error::new(ToolFailed));
             }
             if let Some(dir) = save {
                 let mut uris = Vec::new();
@@ -530,6 +739,63 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 .collect();
             render::table(&["URI", "NAME", "MIME", "DESCRIPTION"], &rows);
         }
+        Command::Templates => {
+            let templates = client.list_resource_templates().await?;
+            if cli.json {
+                return print_json(&templates).map(|()| ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = templates
+                .iter()
+                .map(|t| {
+                    vec![
+                        t.uri_template.clone(),
+                        t.name.clone(),
+                        t.mime_type.clone().unwrap_or_default(),
+                        t.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            render::table(&["URI TEMPLATE", "NAME", "MIME", "DESCRIPTION"], &rows);
+        }
+        Command::Complete {
+            prompt,
+            template,
+            argument,
+            value,
+            context,
+        } => {
+            let reference = match (prompt, template) {
+                (Some(p), _) => serde_json::json!({"type": "ref/prompt", "name": p}),
+                (None, Some(t)) => serde_json::json!({"type": "ref/resource", "uri": t}),
+                (None, None) => {
+                    return Err(anyhow::Error::new(Usage(
+                        "complete needs --prompt NAME or --template URI_TEMPLATE".to_owned(),
+                    )));
+                }
+            };
+            let reference = serde_json::from_value(reference)?;
+            let mut ctx = BTreeMap::new();
+            for c in context {
+                let (k, v) = args::split(c)?;
+                ctx.insert(k.to_owned(), v.to_owned());
+            }
+            let r = client.complete(reference, argument, value, ctx).await?;
+            if cli.json {
+                return print_json(&r).map(|()| ExitCode::SUCCESS);
+            }
+            for v in &r.completion.values {
+                println!("{v}");
+            }
+            if r.completion.has_more == Some(true) {
+                let total = r
+                    .completion
+                    .total
+                    .map(|t| format!(" ({t} in all)"))
+                    .unwrap_or_default();
+                eprintln!("… more values{total}: type more of the value to narrow them");
+            }
+        }
+        Command::Completions { .. } | Command::Man => {}
         Command::Read { uri } => {
             let r = client.read_resource(uri).await?;
             if cli.json {
@@ -615,13 +881,42 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
             resource,
             task,
         } => {
-            let filter = SubscriptionFilter {
+            let mut filter = SubscriptionFilter {
                 tools_list_changed: tools.then_some(true),
                 prompts_list_changed: prompts.then_some(true),
                 resources_list_changed: resources.then_some(true),
                 resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
                 task_ids: (!task.is_empty()).then(|| task.clone()),
             };
+            if !tools && !prompts && !resources && resource.is_empty() && task.is_empty() {
+                // Bare `smcp listen`: every list change the server offers.
+                let caps = client.discover().await?.capabilities;
+                let offered = |x: Option<bool>| (x == Some(true)).then_some(true);
+                filter.tools_list_changed = offered(caps.tools.and_then(|t| t.list_changed));
+                filter.prompts_list_changed = offered(caps.prompts.and_then(|p| p.list_changed));
+                filter.resources_list_changed =
+                    offered(caps.resources.and_then(|r| r.list_changed));
+                let following: Vec<&str> = [
+                    ("tools", filter.tools_list_changed),
+                    ("prompts", filter.prompts_list_changed),
+                    ("resources", filter.resources_list_changed),
+                ]
+                .into_iter()
+                .filter_map(|(n, on)| on.map(|_| n))
+                .collect();
+                if following.is_empty() {
+                    anyhow::bail!(
+                        "the server announces no list changes (no listChanged capability); \
+                         follow a resource with --resource URI or a task with --task ID"
+                    );
+                }
+                if !cli.json {
+                    eprintln!(
+                        "following changes of: {} (Ctrl-C to stop)",
+                        following.join(", ")
+                    );
+                }
+            }
             let mut sub = client.listen(filter);
             loop {
                 let event = tokio::select! {
@@ -670,77 +965,168 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints an error with everything a person needs: HTTP status, JSON-RPC code, message, data.
-fn report(err: &anyhow::Error, stdio: bool) {
-    eprintln!("error: {err}");
-    if let Some(e) = err.downcast_ref::<smcp_client::Error>() {
-        if let Some(data) = e.jsonrpc_error().and_then(|o| o.data.as_ref()) {
-            eprintln!("  data: {data}");
-        }
-        if let Some(id) = e.task_id() {
-            if e.is_cancelled() {
-                eprintln!("  task {id} was cancelled (tasks/cancel sent)");
-            } else {
-                eprintln!("  task: {id} (`smcp task get {id}` shows it)");
-            }
-        }
-        let needs_tasks = e
-            .jsonrpc_error()
-            .and_then(|o| o.data.as_ref())
-            .and_then(|d| d.pointer("/requiredCapabilities/extensions"))
-            .and_then(|x| x.get("io.modelcontextprotocol/tasks"))
-            .is_some();
-        if e.jsonrpc_code() == Some(-32021) && needs_tasks {
-            eprintln!("  hint: the server runs this only as a task; drop --no-tasks");
-        } else if e.jsonrpc_code() == Some(-32021) {
-            eprintln!(
-                "  hint: the server needs input from you (e.g. elicitation); run smcp on a terminal \
-                 without --non-interactive"
-            );
-        }
-        if e.is_connect() && !stdio {
-            eprintln!("  hint: is the server running? (smcpd listens on {DEFAULT_URL} by default)");
-        }
-        if e.is_server_exited() {
-            eprintln!("  hint: the server's stderr (shown unless --quiet-server) may say why");
-        }
+/// After a failed `smcp call NAME` answered −32602: when the tool list lacks NAME, the names
+/// to suggest (possibly none).
+async fn unknown_tool(client: &Client, name: &str) -> Option<Vec<String>> {
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .ok()?
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    if names.iter().any(|n| n == name) {
+        return None;
     }
+    Some(errors::closest(name, &names))
+}
+
+/// Prints `failure` (stderr, or `{"error": …}` on stdout under `--json`, except for a tool
+/// error whose result is printed already) and returns its exit code.
+fn report(failure: &errors::Failure, json: bool) -> ExitCode {
+    if json {
+        // A tool error's result is already the output (it says `isError: true`).
+        if failure.exit != errors::Exit::Tool {
+            println!("{}", failure.json());
+        }
+    } else {
+        eprint!("{}", failure.text());
+    }
+    if failure.exit == errors::Exit::Cancelled {
+        // Interrupted (Ctrl-C): exit now, even if a prompt is still waiting on stdin.
+        std::process::exit(130);
+    }
+    ExitCode::from(failure.exit as u8)
+}
+
+/// Logs for smcp itself: on stderr, coloured only on a terminal without NO_COLOR. The TLS
+/// verifier's own error line is silenced: the error report says it, with a hint.
+fn init_logging(filter: &str) {
+    let ansi = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let filter =
+        tracing_subscriber::EnvFilter::try_new(format!("{filter},rustls_platform_verifier=off"))
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .init();
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let (args, server_command) = stdio::split_args(std::env::args_os());
-    let mut cli = Cli::parse_from(args);
+    let json = args.iter().any(|a| a == "--json");
+    let mut cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if json && e.use_stderr() => {
+            // A usage error under --json is JSON too (exit code 2, as clap's).
+            let text = e.render().to_string();
+            let message = text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_owned();
+            let failure = errors::Failure {
+                kind: "usage",
+                exit: errors::Exit::Usage,
+                message,
+                causes: Vec::new(),
+                hints: vec!["smcp --help lists the commands and options".to_owned()],
+                code: None,
+                status: None,
+                data: None,
+                task: None,
+            };
+            return report(&failure, true);
+        }
+        Err(e) => e.exit(),
+    };
     if let Some(command) = server_command {
         cli.server_command = command;
     }
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    match &cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "smcp", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        Command::Man => {
+            let mut out = std::io::stdout();
+            return match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => ExitCode::SUCCESS,
+                // `smcp man | head` closes the pipe early: not a failure.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write the manual page: {e}");
+                    ExitCode::from(errors::Exit::Other as u8)
+                }
+            };
+        }
+        _ => {}
+    }
+    init_logging(&cli.log);
+    let mut ctx = errors::Context {
+        stdio: cli.stdio,
+        url: cli.url.clone(),
+        non_interactive: cli.non_interactive,
+        terminal: on_terminal(),
+        sampling_cmd: cli.sampling_cmd.is_some(),
+        ca_cert: cli.ca_cert.is_some(),
+        unknown_tool: None,
+        suggestions: Vec::new(),
+    };
+    let cache_file = (!cli.stdio && !cli.no_cache)
+        .then(|| cache::file(&cli.url, &cli.headers))
+        .flatten();
     let result = match build_client(&cli) {
         Ok(client) => {
-            let result = run(&cli, &client).await;
+            if let Some(path) = &cache_file
+                && matches!(cli.command, Command::Call { .. } | Command::Tool { .. })
+            {
+                let restored = cache::load(&client, path);
+                tracing::debug!(restored, path = %path.display(), "cache restored");
+            }
+            let mut result = run(&cli, &client).await;
+            let mut keep_cache = true;
+            if let (Err(e), Command::Call { name, .. }) = (&result, &cli.command)
+                && e.downcast_ref::<smcp_client::Error>()
+                    .and_then(smcp_client::Error::jsonrpc_code)
+                    == Some(-32602)
+            {
+                // Invalid params: the saved schema may be stale, so the next call fetches it.
+                keep_cache = false;
+                if let Some(near) = unknown_tool(&client, name).await {
+                    ctx.unknown_tool = Some(name.clone());
+                    ctx.suggestions = near;
+                }
+            }
+            if let Some(path) = &cache_file {
+                if keep_cache {
+                    cache::save(&client, path);
+                } else {
+                    cache::clear(path);
+                }
+            }
             // A stdio server gets its stdin closed and time to exit (then SIGTERM, SIGKILL).
             client.close().await;
+            if let Err(e) = &result
+                && e.downcast_ref::<Usage>().is_none()
+                && e.downcast_ref::<smcp_client::Error>()
+                    .is_some_and(smcp_client::Error::is_config)
+            {
+                result = Err(anyhow::Error::new(Usage(e.to_string())));
+            }
             result
         }
-        Err(e) => Err(e),
+        Err(e) => match e.downcast_ref::<smcp_client::Error>() {
+            Some(c) if c.is_config() => Err(anyhow::Error::new(Usage(c.to_string()))),
+            _ => Err(e),
+        },
     };
     match result {
         Ok(code) => code,
-        Err(e) => {
-            report(&e, cli.stdio);
-            let cancelled = e
-                .downcast_ref::<smcp_client::Error>()
-                .is_some_and(smcp_client::Error::is_cancelled);
-            if cancelled {
-                // Interrupted (Ctrl-C): exit now, even if a prompt is still waiting on stdin.
-                std::process::exit(130);
-            }
-            ExitCode::FAILURE
-        }
+        Err(e) => report(&errors::classify(&e, &ctx), cli.json),
     }
 }

@@ -31,6 +31,11 @@ fn smcp(url: &str, args: &[&str]) -> Output {
         .arg(url)
         .args(args)
         .env_remove("SMCP_URL")
+        // The tool list cache goes to a temporary directory, not the home directory.
+        .env(
+            "SMCP_CACHE_DIR",
+            std::env::temp_dir().join("smcp-cli-tests-cache"),
+        )
         .output()
         .unwrap()
 }
@@ -210,4 +215,148 @@ fn stdio_environment_stderr_and_a_dying_server() {
     let o = smcp_stdio(&["tools"], &[]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs the server's command line"));
+}
+
+#[test]
+fn tool_templates_complete_and_the_required_marks() {
+    let url = start_smcpd();
+    let out = ok(&smcp(&url, &["tools"]));
+    assert!(
+        out.starts_with("NAME") && out.contains("ARGUMENTS (*required)"),
+        "{out}"
+    );
+    let add = out.lines().find(|l| l.starts_with("add ")).unwrap();
+    assert!(add.contains("a*, b*"), "{add}");
+    let count = out.lines().find(|l| l.starts_with("count ")).unwrap();
+    assert!(count.contains("to*, delay_ms"), "{count}");
+
+    let out = ok(&smcp(&url, &["tool", "count"]));
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("to")[..3], ["to", "integer", "yes"]);
+    assert_eq!(row("delay_ms"), ["delay_ms", "integer"]);
+    assert!(
+        out.contains("input schema:") && out.contains("\"maximum\": 1000"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&smcp(&url, &["tool", "add", "--json"]))).unwrap();
+    assert_eq!(v["inputSchema"]["required"], serde_json::json!(["a", "b"]));
+
+    let out = ok(&smcp(&url, &["templates"]));
+    assert!(out.starts_with("URI TEMPLATE"), "{out}");
+
+    let out = ok(&smcp(&url, &["complete", "--prompt", "greet", "name", "A"]));
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["Ada", "Alan"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&smcp(
+        &url,
+        &["complete", "--prompt", "greet", "name", "g", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(v["completion"]["values"], serde_json::json!(["Grace"]));
+    // A reference is required.
+    assert_eq!(
+        smcp(&url, &["complete", "name", "A"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn log_level_prints_the_servers_log_lines_on_stderr() {
+    let url = start_smcpd();
+    let o = smcp(
+        &url,
+        &[
+            "call",
+            "count",
+            "--arg",
+            "to=2",
+            "--arg",
+            "delay_ms=0",
+            "--log-level",
+            "debug",
+        ],
+    );
+    assert_eq!(ok(&o).trim(), "counted to 2");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(r#"server debug count: {"step":1}"#), "{err}");
+    assert!(err.contains(r#"server debug count: {"step":2}"#), "{err}");
+    // Without it the server sends none.
+    let o = smcp(
+        &url,
+        &["call", "count", "--arg", "to=2", "--arg", "delay_ms=0"],
+    );
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("server debug"));
+    // An unknown level is a usage error.
+    let o = smcp(&url, &["call", "count", "--log-level", "loud"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn bare_listen_follows_every_list_the_server_offers() {
+    use std::io::BufRead as _;
+    let url = start_smcpd();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smcp"))
+        .args(["--url", &url, "listen"])
+        .env_remove("SMCP_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    // smcpd announces tools.listChanged (and neither prompts nor resources listChanged).
+    assert_eq!(first, r#"subscribed: {"toolsListChanged":true}"#);
+    ok(&smcp(&url, &["call", "toggle_extra"]));
+    assert_eq!(lines.next().unwrap().unwrap(), "tools list changed");
+    ok(&smcp(&url, &["call", "toggle_extra"]));
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(err.contains("following changes of: tools"), "{err}");
+}
+
+#[test]
+fn completions_and_the_man_page() {
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_smcp"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let bash = run(&["completions", "bash"]);
+    assert!(
+        bash.contains("_smcp()") && bash.contains("complete -F _smcp"),
+        "{bash}"
+    );
+    for sub in ["templates", "complete", "completions", "tool", "listen"] {
+        assert!(bash.contains(sub), "{sub} in the bash completion");
+    }
+    assert!(run(&["completions", "zsh"]).starts_with("#compdef smcp"));
+    assert!(run(&["completions", "fish"]).contains("complete -c smcp"));
+    let man = run(&["man"]);
+    assert!(man.contains(".TH smcp 1"), "{man}");
+    assert!(
+        man.contains("completions") && man.contains("Exit codes"),
+        "{man}"
+    );
+    let help = run(&["--help"]);
+    assert!(
+        help.contains("Examples:") && help.contains("Exit codes:"),
+        "{help}"
+    );
+    assert!(help.contains("130  cancelled"), "{help}");
+    assert!(
+        run(&["-h"]).contains("smcp --help"),
+        "short help points to the long one"
+    );
 }

@@ -122,8 +122,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // Colour only when stderr is a terminal (never in a redirected log), and never with
+    // NO_COLOR set (https://no-color.org).
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .init();
     let mut security = SecurityPolicy::loopback();
@@ -198,11 +203,25 @@ async fn run(args: Args) -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
+    let url = format!("{scheme}://{addr}/mcp");
     #[allow(clippy::print_stdout)]
     {
-        println!("listening on {scheme}://{addr}/mcp");
+        println!("listening on {url}");
     }
-    tracing::info!(%addr, "smcpd ready");
+    // The ready line: where it listens and what to run next.
+    let ca = match &args.tls_self_signed {
+        Some(dir) => format!(" --ca-cert {}", dir.join("ca.pem").display()),
+        None if tls_config.is_some() => " --ca-cert CA.pem".to_owned(),
+        None => String::new(),
+    };
+    tracing::info!("smcpd ready on {url}; try: smcp --url {url}{ca} tools");
+    #[cfg(feature = "files")]
+    if files.is_none() && !args.files.no_files {
+        tracing::info!(
+            "file transfer (SEP-2631) is off without TLS: serve TLS (--tls-cert/--tls-key or \
+             --tls-self-signed DIR) or pass --insecure-http-files on loopback"
+        );
+    }
     let endpoint = server.endpoint("/mcp");
     // The SEP-2631 data plane (uploads and downloads) on the other paths.
     #[cfg(feature = "files")]
@@ -495,10 +514,7 @@ fn file_service(
         return Ok(None);
     }
     if !tls && !args.insecure_http_files {
-        tracing::warn!(
-            "file transfer (SEP-2631) is off: serve TLS (--tls-cert/--tls-key or \
-             --tls-self-signed DIR) or pass --insecure-http-files on loopback"
-        );
+        // Said after the ready line (an optional feature, not a problem).
         return Ok(None);
     }
     let dir = args

@@ -193,3 +193,25 @@ async fn sampling_demo_asks_the_clients_model() {
     );
     server.stop();
 }
+
+/// A redirected log has no colour codes, and its first line is the ready line: where smcpd
+/// listens and the command to try next (not a warning about an optional feature).
+#[tokio::test]
+async fn the_log_starts_with_the_ready_line_and_has_no_escape_codes() {
+    let server = Smcpd::start();
+    let addr = server.addr;
+    let (_, log) = server.stop();
+    assert!(
+        !log.contains('\u{1b}'),
+        "escape codes in a redirected log: {log:?}"
+    );
+    let first = log.lines().next().unwrap_or_default();
+    let url = format!("http://{addr}/mcp");
+    assert!(
+        first.contains(&format!(
+            "smcpd ready on {url}; try: smcp --url {url} tools"
+        )),
+        "{log}"
+    );
+    assert!(!log.contains("WARN"), "{log}");
+}

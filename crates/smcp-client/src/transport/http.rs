@@ -3,8 +3,8 @@
 //!
 //! This is the only module of the request path that touches reqwest. It turns a POST into an
 //! [`HttpStream`] of JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC
-//! error body keeps its code, 400/404/405 without one means an older MCP revision, 413/431 keep
-//! their status.
+//! error body keeps its code, 404/405 with a body that shows no sign of MCP means a wrong path,
+//! 400/404/405 otherwise an older MCP revision, 413/431 keep their status.
 
 use std::time::Duration;
 
@@ -161,14 +161,30 @@ fn classify_status(status: u16, body: &[u8]) -> Error {
             error: e.error,
         });
     }
+    let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+    if matches!(status, 404 | 405) && !looks_like_mcp(body) {
+        return Error::new(Kind::WrongEndpoint {
+            status,
+            body: text.trim().to_owned(),
+        });
+    }
     if matches!(status, 400 | 404 | 405) {
         return Error::new(Kind::OlderRevision { status });
     }
-    let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
     Error::new(Kind::HttpStatus {
         status,
         body: text.trim().to_owned(),
     })
+}
+
+/// Whether a 404/405 body shows a sign of an MCP server (JSON, or words of the stateful MCP
+/// era such as a session or `initialize`) rather than a generic "not found" page.
+fn looks_like_mcp(body: &[u8]) -> bool {
+    if serde_json::from_slice::<serde_json::Value>(body).is_ok() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    ["session", "initialize"].iter().any(|w| text.contains(w))
 }
 
 /// The messages of one response: a single JSON body or an SSE stream read as it arrives.
@@ -249,6 +265,35 @@ impl HttpStream {
                     },
                 }
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_404_or_405_is_a_wrong_path_and_an_mcp_looking_one_an_older_revision() {
+        for (status, body) in [
+            (404, &b""[..]),
+            (404, b"<html><body>Not Found</body></html>"),
+            (405, b"Method Not Allowed"),
+            (404, b"Cannot POST /mcp"),
+        ] {
+            let e = classify_status(status, body);
+            assert!(e.is_wrong_endpoint() && !e.is_older_revision(), "{e}");
+            assert_eq!(e.status(), Some(status));
+            assert!(e.to_string().contains("check the URL's path"), "{e}");
+            assert!(!e.to_string().contains("older"), "{e}");
+        }
+        for (status, body) in [
+            (404, &b"\"Bad Request: no session\""[..]),
+            (405, b"Session not found"),
+            (400, b""),
+        ] {
+            let e = classify_status(status, body);
+            assert!(e.is_older_revision() && !e.is_wrong_endpoint(), "{e}");
         }
     }
 }
