@@ -6,19 +6,44 @@
 //! app at any path, or with [`serve`].
 //!
 //! ```no_run
-//! use serde_json::json;
-//! use smcp_server::proto::server::tools::CallToolResult;
-//! use smcp_server::{HandlerError, Server, tool};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use smcp_server::prelude::*;
+//!
+//! /// Arguments of `weather`: the tool's inputSchema is derived from this type.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct WeatherArgs {
+//!     /// City name.
+//!     city: String,
+//!     /// Days ahead (0 = today).
+//!     #[serde(default)]
+//!     days: u8,
+//! }
+//!
+//! /// Its result: the outputSchema is derived from this type, and every result is checked
+//! /// against it before it leaves the server.
+//! #[derive(Serialize, JsonSchema)]
+//! struct Forecast {
+//!     city: String,
+//!     celsius: f64,
+//! }
 //!
 //! # async fn run() -> anyhow::Result<()> {
 //! let server = Server::builder("demo", "1.0.0")
 //!     .tool(
+//!         tool("weather")
+//!             .description("The forecast for a city")
+//!             .typed(|call, args: WeatherArgs| async move {
+//!                 call.ctx.progress(0.5, Some(1.0), None).await?; // `?` on progress and logs
+//!                 Ok(Json(Forecast { city: args.city, celsius: 21.5 }))
+//!             }),
+//!     )
+//!     .tool(
+//!         // A schema can still be written by hand.
 //!         tool("echo")
-//!             .description("Returns its input")
-//!             .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+//!             .input_schema(serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}))
 //!             .handler(|call| async move {
-//!                 let text = call.str_arg("text").unwrap_or_default().to_owned();
-//!                 Ok::<_, HandlerError>(CallToolResult::text(text))
+//!                 Ok(CallToolResult::text(call.str_arg("text").unwrap_or_default()))
 //!             }),
 //!     )
 //!     .build()?;
