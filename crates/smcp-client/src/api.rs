@@ -48,7 +48,20 @@ impl Client {
         Ok(self.catalog().replace(tools))
     }
 
-    /// `tools/call` with `arguments` (a JSON object or `null`). See [`tool_call`](Self::tool_call)
+    /// Checks a result of `name` against the `outputSchema` of its last listing, if any.
+    pub(crate) fn check_output(&self, name: &str, result: &CallToolResult) -> Result<()> {
+        let check = self.catalog().output_check(name);
+        match check {
+            Some(check) => check.check(name, result),
+            None => Ok(()),
+        }
+    }
+
+    /// `tools/call` with `arguments` (a JSON object or `null`). When the tool was listed
+    /// with an `outputSchema` (by [`list_tools`](Self::list_tools) or a page of it), a
+    /// successful result whose `structuredContent` does not conform (or is missing) is an
+    /// `Err` for which [`Error::is_protocol_violation`] is true and
+    /// [`Error::output_schema_path`] names the first failing member (REQUIREMENTS A13.81). See [`tool_call`](Self::tool_call)
     /// for progress, log callbacks, a per-call timeout and cancellation.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
         self.tool_call(name).arguments(arguments).send().await
@@ -74,6 +87,62 @@ impl Client {
     /// `tool_call(name).arguments(arguments).start()`.
     pub async fn call_tool_task(&self, name: &str, arguments: Value) -> Result<ToolCallOutcome> {
         self.tool_call(name).arguments(arguments).start().await
+    }
+
+    /// One page of `tools/list`: `cursor` is `None` for the first page, then the previous
+    /// page's [`Page::next_cursor`] (an opaque string, never parsed). The tools are
+    /// checked and remembered as [`list_tools`](Self::list_tools) does (the first page starts
+    /// a fresh catalog, later pages add to it).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let mut cursor = None;
+    /// loop {
+    ///     let page = client.list_tools_page(cursor.as_deref()).await?;
+    ///     for tool in &page.items {
+    ///         println!("{}", tool.name);
+    ///     }
+    ///     match page.next_cursor {
+    ///         Some(next) => cursor = Some(next),
+    ///         None => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Page<Tool>> {
+        let fut = self.list_page::<Tool>(method::TOOLS_LIST, "tools", cursor);
+        let mut page = with_timeout(self.inner.timeout, fut).await?;
+        page.items = if cursor.is_none() {
+            self.catalog().replace(page.items)
+        } else {
+            self.catalog().extend(page.items)
+        };
+        Ok(page)
+    }
+
+    /// One page of `resources/list` (see [`list_tools_page`](Self::list_tools_page)).
+    pub async fn list_resources_page(&self, cursor: Option<&str>) -> Result<Page<Resource>> {
+        let fut = self.list_page(method::RESOURCES_LIST, "resources", cursor);
+        with_timeout(self.inner.timeout, fut).await
+    }
+
+    /// One page of `resources/templates/list` (see [`list_tools_page`](Self::list_tools_page)).
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<Page<ResourceTemplate>> {
+        let fut = self.list_page(
+            method::RESOURCES_TEMPLATES_LIST,
+            "resourceTemplates",
+            cursor,
+        );
+        with_timeout(self.inner.timeout, fut).await
+    }
+
+    /// One page of `prompts/list` (see [`list_tools_page`](Self::list_tools_page)).
+    pub async fn list_prompts_page(&self, cursor: Option<&str>) -> Result<Page<Prompt>> {
+        let fut = self.list_page(method::PROMPTS_LIST, "prompts", cursor);
+        with_timeout(self.inner.timeout, fut).await
     }
 
     /// `resources/list`, every page.
@@ -158,6 +227,16 @@ impl Client {
         let v = with_timeout(self.inner.timeout, fut).await?;
         decode(method::COMPLETE, v)
     }
+}
+
+/// One page of a paginated list ([`Client::list_tools_page`] and friends).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// The items of this page, in the server's order.
+    pub items: Vec<T>,
+    /// The cursor of the next page; `None` on the last page. Opaque: pass it back as is.
+    pub next_cursor: Option<String>,
 }
 
 /// A configured `tools/call` (from [`Client::tool_call`]).
@@ -254,6 +333,8 @@ impl ToolCall {
     pub async fn send(self) -> Result<CallToolResult> {
         let on_status = self.on_status.clone();
         let cancel = self.cancel.clone();
+        let client = self.client.clone();
+        let name = self.name.clone();
         match self.start().await? {
             ToolCallOutcome::Complete(result) => Ok(result),
             ToolCallOutcome::Task(handle) => {
@@ -262,7 +343,9 @@ impl ToolCall {
                         f(t);
                     }
                 };
-                handle.follow(&mut notify, cancel).await
+                let result = handle.follow(&mut notify, cancel).await?;
+                client.check_output(&name, &result)?;
+                Ok(result)
             }
         }
     }
@@ -348,7 +431,11 @@ impl ToolCall {
             },
         };
         match reply {
-            Reply::Complete(v) => decode(method::TOOLS_CALL, v).map(ToolCallOutcome::Complete),
+            Reply::Complete(v) => {
+                let result: CallToolResult = decode(method::TOOLS_CALL, v)?;
+                self.client.check_output(&self.name, &result)?;
+                Ok(ToolCallOutcome::Complete(result))
+            }
             Reply::Task(created) => Ok(ToolCallOutcome::Task(TaskHandle::new(
                 self.client,
                 created.task,

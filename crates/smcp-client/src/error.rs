@@ -134,6 +134,19 @@ pub(crate) enum Kind {
         /// The bound that elapsed.
         after: std::time::Duration,
     },
+    /// A tool result's `structuredContent` does not conform to the tool's `outputSchema` (or
+    /// is missing from a successful result): the server broke the tool's contract.
+    #[error(
+        "protocol violation: the result of tool {tool:?} does not conform to its outputSchema at {path}: {problem}"
+    )]
+    OutputSchema {
+        /// The tool.
+        tool: String,
+        /// JSON Pointer of the first failing member of `structuredContent` (`/` for the whole).
+        path: String,
+        /// What is wrong (never the value).
+        problem: String,
+    },
     /// The tool was dropped from the tool list because its `x-mcp-header` annotations are
     /// invalid, so the client refuses to call it.
     #[error("tool {name:?} is unusable: {reason}")]
@@ -342,8 +355,20 @@ impl Error {
     /// extension, a `tasks/get` answer that does not fit its status or names another task, a
     /// result of the wrong shape, or (stdio) a stdout line over the length cap, which fails
     /// every request in flight.
+    /// A tool result whose `structuredContent` breaks the tool's `outputSchema` is one too
+    /// ([`Error::output_schema_path`]).
     pub fn is_protocol_violation(&self) -> bool {
-        matches!(*self.inner, Kind::Protocol(_))
+        matches!(*self.inner, Kind::Protocol(_) | Kind::OutputSchema { .. })
+    }
+
+    /// For a tool result that does not conform to the tool's `outputSchema` (REQUIREMENTS
+    /// A13.81): the JSON Pointer of the first failing member of `structuredContent` (`/` for
+    /// the whole, e.g. when it is missing).
+    pub fn output_schema_path(&self) -> Option<&str> {
+        match &*self.inner {
+            Kind::OutputSchema { path, .. } => Some(path),
+            _ => None,
+        }
     }
 
     /// The response stream ended before the response arrived. The request is lost; it is

@@ -23,6 +23,8 @@ use crate::error::{Error, Kind, Result};
 pub(crate) struct ToolCatalog {
     params: HashMap<String, Vec<HeaderParam>>,
     rejected: HashMap<String, String>,
+    /// The compiled `outputSchema` of each listed tool that declares one.
+    outputs: HashMap<String, std::sync::Arc<crate::output::OutputCheck>>,
 }
 
 impl ToolCatalog {
@@ -32,11 +34,32 @@ impl ToolCatalog {
     pub(crate) fn replace(&mut self, tools: Vec<Tool>) -> Vec<Tool> {
         self.params.clear();
         self.rejected.clear();
+        self.outputs.clear();
+        self.extend(tools)
+    }
+
+    /// Validates every tool, adding them to the catalog (one page of a listing), and returns
+    /// the usable tools.
+    pub(crate) fn extend(&mut self, tools: Vec<Tool>) -> Vec<Tool> {
         let mut usable = Vec::with_capacity(tools.len());
         for tool in tools {
             match validate_annotations(&tool.input_schema) {
                 Ok(params) => {
+                    self.rejected.remove(&tool.name);
                     self.params.insert(tool.name.clone(), params);
+                    match tool
+                        .output_schema
+                        .as_ref()
+                        .and_then(|schema| crate::output::OutputCheck::compile(&tool.name, schema))
+                    {
+                        Some(check) => {
+                            self.outputs
+                                .insert(tool.name.clone(), std::sync::Arc::new(check));
+                        }
+                        None => {
+                            self.outputs.remove(&tool.name);
+                        }
+                    }
                     usable.push(tool);
                 }
                 Err(invalid) => {
@@ -45,6 +68,8 @@ impl ToolCatalog {
                         reason = %invalid,
                         "dropping tool with an invalid x-mcp-header annotation"
                     );
+                    self.params.remove(&tool.name);
+                    self.outputs.remove(&tool.name);
                     self.rejected.insert(tool.name, invalid.to_string());
                 }
             }
@@ -62,6 +87,14 @@ impl ToolCatalog {
             }));
         }
         Ok(self.params.get(name).cloned().unwrap_or_default())
+    }
+
+    /// The output check of `name`, when its listing declared an `outputSchema`.
+    pub(crate) fn output_check(
+        &self,
+        name: &str,
+    ) -> Option<std::sync::Arc<crate::output::OutputCheck>> {
+        self.outputs.get(name).cloned()
     }
 
     /// True once a `tools/list` has been seen that mentions `name` (valid or not).

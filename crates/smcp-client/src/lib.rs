@@ -23,11 +23,12 @@
 //! | `transport` | the transport seam: `http` (the reqwest POST, the incremental JSON/SSE reader) or stdio |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
-//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots) and the declared capabilities |
+//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures) and the declared capabilities |
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream (task status included) |
 //! | `tasks` | SEP-2663: following a task ([`TaskHandle`], [`TaskPolling`]), `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
-//! | `files` | SEP-2631: file arguments, uploads, verified downloads, [`TransferError`] |
+//! | `files` | SEP-2631: file arguments, uploads (path, bytes, any `AsyncRead`), verified downloads (to disk or any `AsyncWrite`), [`TransferError`] |
+//! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
 //! | `error` | the opaque [`Error`] with predicates |
 
 mod api;
@@ -41,19 +42,37 @@ pub mod fuzzing;
 mod headers;
 mod listen;
 mod mrtr;
+mod output;
 mod stdio;
 pub mod tasks;
 mod transport;
 
-pub use api::{ToolCall, ToolCallOutcome};
+pub use api::{Page, ToolCall, ToolCallOutcome};
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
 pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
 pub use listen::{Subscription, SubscriptionEvent};
-pub use mrtr::{HandlerError, InputHandler, InputKinds};
+pub use mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
 pub use smcp_proto as proto;
+pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, DEFAULT_SHUTDOWN_TIMEOUT, ServerStderr, StdioCommand};
 pub use tasks::{TaskHandle, TaskPolling};
 pub use tokio_util::sync::CancellationToken;
+
+/// What most clients import: `use smcp_client::prelude::*;`.
+pub mod prelude {
+    pub use crate::api::{Page, ToolCall, ToolCallOutcome};
+    pub use crate::client::{Client, ClientBuilder};
+    pub use crate::error::{Error, Result};
+    pub use crate::listen::{Subscription, SubscriptionEvent};
+    pub use crate::mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+    pub use crate::stdio::StdioCommand;
+    pub use smcp_proto::client::elicitation::{ElicitRequestParams, ElicitResult};
+    pub use smcp_proto::content::{ContentBlock, ResourceContents};
+    pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
+    pub use smcp_proto::server::prompts::GetPromptResult;
+    pub use smcp_proto::server::resources::ReadResourceResult;
+    pub use smcp_proto::server::tools::{CallToolResult, Tool};
+}

@@ -5,6 +5,8 @@
 //! same method and params with a *new* JSON-RPC id, the `inputResponses` produced here and the
 //! `requestState` copied byte for byte, and stops after a configurable number of rounds.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use smcp_proto::capabilities::{
@@ -110,6 +112,167 @@ pub trait InputHandler: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
         let _ = params;
         Box::pin(async { Err(HandlerError::new("roots are not supported")) })
+    }
+}
+
+type ElicitFn = Arc<
+    dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, HandlerError>>
+        + Send
+        + Sync,
+>;
+type SampleFn = Arc<
+    dyn Fn(
+            CreateMessageRequestParams,
+        ) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>>
+        + Send
+        + Sync,
+>;
+type RootsFn = Arc<
+    dyn Fn(
+            Option<ListRootsRequestParams>,
+        ) -> BoxFuture<'static, Result<ListRootsResult, HandlerError>>
+        + Send
+        + Sync,
+>;
+
+/// An [`InputHandler`] made of closures, one per kind; the kinds with a closure are the ones
+/// declared.
+///
+/// ```
+/// use smcp_client::FnInputHandler;
+/// use smcp_client::proto::client::elicitation::ElicitResult;
+/// use smcp_client::proto::client::roots::{ListRootsResult, Root};
+///
+/// #[derive(serde::Serialize)]
+/// struct Confirm {
+///     ok: bool,
+/// }
+///
+/// let handler = FnInputHandler::new()
+///     .on_elicit(|params| async move {
+///         // A real host shows `params` to the user; this one always confirms.
+///         let _ = params;
+///         Ok(ElicitResult::accept_with(&Confirm { ok: true })?)
+///     })
+///     .on_roots(|_params| async move {
+///         Ok(ListRootsResult { roots: vec![Root::new("file:///work", "work")] })
+///     });
+/// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp")
+///     .input_handler(handler)
+///     .build();
+/// ```
+#[derive(Clone, Default)]
+pub struct FnInputHandler {
+    elicit: Option<ElicitFn>,
+    url_elicitation: bool,
+    sample: Option<SampleFn>,
+    roots: Option<RootsFn>,
+}
+
+impl std::fmt::Debug for FnInputHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnInputHandler")
+            .field("kinds", &self.kinds())
+            .finish()
+    }
+}
+
+impl FnInputHandler {
+    /// A handler that answers nothing yet (declares no kind).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Answers form-mode `elicitation/create` with `f` (declares `elicitation.form`). Decline
+    /// with `Ok(ElicitResult::decline())`; `Err` only when no answer can be given.
+    #[must_use]
+    pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Also declares URL-mode elicitation (`elicitation.url`): the `on_elicit` closure then
+    /// receives [`ElicitRequestParams::Url`] too, and must show the full URL and get the
+    /// user's consent, never open it on its own.
+    #[must_use]
+    pub fn with_url_elicitation(mut self) -> Self {
+        self.url_elicitation = true;
+        self
+    }
+
+    /// Answers `sampling/createMessage` with `f` (declares `sampling`).
+    #[must_use]
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<CreateMessageResult, HandlerError>>
+            + Send
+            + 'static,
+    {
+        self.sample = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+
+    /// Answers `roots/list` with `f` (declares `roots`).
+    #[must_use]
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(Option<ListRootsRequestParams>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ListRootsResult, HandlerError>> + Send + 'static,
+    {
+        self.roots = Some(Arc::new(move |p| Box::pin(f(p))));
+        self
+    }
+}
+
+impl InputHandler for FnInputHandler {
+    fn kinds(&self) -> InputKinds {
+        InputKinds {
+            elicitation_form: self.elicit.is_some(),
+            elicitation_url: self.elicit.is_some() && self.url_elicitation,
+            sampling: self.sample.is_some(),
+            roots: self.roots.is_some(),
+        }
+    }
+
+    fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+        match &self.elicit {
+            Some(f) => f(params),
+            None => Box::pin(async { Err(HandlerError::new("elicitation is not supported")) }),
+        }
+    }
+
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+        match &self.sample {
+            Some(f) => f(params),
+            None => Box::pin(async { Err(HandlerError::new("sampling is not supported")) }),
+        }
+    }
+
+    fn list_roots(
+        &self,
+        params: Option<ListRootsRequestParams>,
+    ) -> BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
+        match &self.roots {
+            Some(f) => f(params),
+            None => Box::pin(async { Err(HandlerError::new("roots are not supported")) }),
+        }
+    }
+}
+
+impl From<serde_json::Error> for HandlerError {
+    fn from(error: serde_json::Error) -> Self {
+        Self(error.to_string())
     }
 }
 

@@ -353,3 +353,102 @@ async fn download_file_verifies_the_given_file_value_and_leaves_nothing_on_misma
     assert_eq!(std::fs::read_dir(&out)?.count(), 1);
     Ok(())
 }
+
+/// Uploads from memory and from any `AsyncRead`, downloads into any `AsyncWrite`
+/// (REQUIREMENTS A23.134), with the same integrity checks as the path APIs.
+#[tokio::test]
+async fn upload_from_bytes_and_readers_download_into_writers() -> Result<()> {
+    use smcp_client::files::UploadMeta;
+    let f = start("streams", true).await?;
+    let c = client(&f, FileTransfer::default())?;
+    let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 13) as u8).collect();
+
+    // From memory: size and digest are computed, the media type guessed from the name.
+    let v = c
+        .upload_bytes(
+            bytes::Bytes::from(payload.clone()),
+            UploadMeta::new(0).name("mem.csv"),
+            None,
+        )
+        .await?;
+    assert_eq!(v.size, Some(100_000));
+    let sc = c
+        .call_tool("files_upload_only", json!({"file": v.uri}))
+        .await?
+        .structured_content
+        .unwrap();
+    assert_eq!(
+        sc["digest"]["value"],
+        FileDigest::sha256(&payload).value,
+        "{sc}"
+    );
+    assert_eq!(sc["mimeType"], "text/csv", "{sc}");
+
+    // From a reader (one end of an in-memory pipe), with a declared size and digest.
+    let (mut w, r) = tokio::io::duplex(4096);
+    let data = payload.clone();
+    let writer = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        w.write_all(&data).await.unwrap();
+    });
+    let meta = UploadMeta::new(100_000)
+        .name("piped.bin")
+        .digest(FileDigest::sha256(&payload));
+    let v = c.upload_reader(r, meta, None).await?;
+    writer.await?;
+    let sc = c
+        .call_tool("files_upload_only", json!({"file": v.uri}))
+        .await?
+        .structured_content
+        .unwrap();
+    assert_eq!(
+        sc["digest"]["value"],
+        FileDigest::sha256(&payload).value,
+        "{sc}"
+    );
+
+    // A reader shorter than its declared size fails locally, naming both counts.
+    let err = c
+        .upload_reader(&b"short"[..], UploadMeta::new(10).name("short.bin"), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.transfer_error(),
+            Some(TransferError::SizeMismatch {
+                expected: 10,
+                received: 5
+            })
+        ),
+        "{err:?}"
+    );
+
+    // Download into memory, verified against the tool's FileValue.
+    let r = c
+        .call_tool("files_generate", json!({"size": 5000, "name": "gen.bin"}))
+        .await?;
+    let outputs = smcp_client::files::output_files(&r);
+    let mut sink = Vec::new();
+    let file = c.download_file_into(&outputs[0], &mut sink, None).await?;
+    assert_eq!(file.size, Some(5000));
+    assert_eq!(sink.len(), 5000);
+    assert!(sink.iter().enumerate().all(|(i, b)| *b == (i % 251) as u8));
+    let mut sink = Vec::new();
+    c.download_into(&outputs[0].uri, &mut sink, None).await?;
+    assert_eq!(sink.len(), 5000);
+    // A tampered FileValue is an integrity error (the caller discards what was written).
+    let mut tampered = outputs[0].clone();
+    tampered.digest = Some(FileDigest::sha256(b"other"));
+    let err = c
+        .download_file_into(&tampered, &mut Vec::new(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.transfer_error(),
+            Some(TransferError::DigestMismatch { .. })
+        ),
+        "{err:?}"
+    );
+    Ok(())
+}

@@ -244,6 +244,14 @@ pub enum ResourceContents {
 }
 
 impl ResourceContents {
+    /// The text of text contents; `None` for binary or file contents.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+
     /// The resource URI.
     pub fn uri(&self) -> &str {
         match self {

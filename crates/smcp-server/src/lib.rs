@@ -6,19 +6,44 @@
 //! app at any path, or with [`serve`].
 //!
 //! ```no_run
-//! use serde_json::json;
-//! use smcp_server::proto::server::tools::CallToolResult;
-//! use smcp_server::{HandlerError, Server, tool};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use smcp_server::prelude::*;
+//!
+//! /// Arguments of `weather`: the tool's inputSchema is derived from this type.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct WeatherArgs {
+//!     /// City name.
+//!     city: String,
+//!     /// Days ahead (0 = today).
+//!     #[serde(default)]
+//!     days: u8,
+//! }
+//!
+//! /// Its result: the outputSchema is derived from this type, and every result is checked
+//! /// against it before it leaves the server.
+//! #[derive(Serialize, JsonSchema)]
+//! struct Forecast {
+//!     city: String,
+//!     celsius: f64,
+//! }
 //!
 //! # async fn run() -> anyhow::Result<()> {
 //! let server = Server::builder("demo", "1.0.0")
 //!     .tool(
+//!         tool("weather")
+//!             .description("The forecast for a city")
+//!             .typed(|call, args: WeatherArgs| async move {
+//!                 call.ctx.progress(0.5, Some(1.0), None).await?; // `?` on progress and logs
+//!                 Ok(Json(Forecast { city: args.city, celsius: 21.5 }))
+//!             }),
+//!     )
+//!     .tool(
+//!         // A schema can still be written by hand.
 //!         tool("echo")
-//!             .description("Returns its input")
-//!             .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+//!             .input_schema(serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}}))
 //!             .handler(|call| async move {
-//!                 let text = call.str_arg("text").unwrap_or_default().to_owned();
-//!                 Ok::<_, HandlerError>(CallToolResult::text(text))
+//!                 Ok(CallToolResult::text(call.str_arg("text").unwrap_or_default()))
 //!             }),
 //!     )
 //!     .build()?;
@@ -43,6 +68,8 @@
 //! | feature | default | what |
 //! |---|---|---|
 //! | `tls` | yes | HTTPS in [`serve`] (rustls, aws-lc-rs) and [`http::tls`] |
+//! | `stdio` | yes | [`serve_stdio`] and [`serve_stream`]: newline-delimited JSON-RPC |
+//! | `schemars` | yes | typed tools, prompts and elicitation: schemas derived from Rust types (`typed`, [`ToolBuilder::typed`]) |
 //! | `dev-tls` | no | `http::tls::write_dev_certificates`: a throwaway CA for development and tests |
 //!
 //! SEP-2631 file transfer is the `smcp-files` crate, an [`extension`] registered with
@@ -80,7 +107,13 @@ pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
 pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};
 pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resource_template};
 pub use crate::core::server::{SUPPORTED_VERSIONS, Server};
-pub use crate::core::tools::{CallTemplate, ToolBuilder, ToolCall, tool};
+pub use crate::core::tools::{
+    CallTemplate, IntoToolResult, ToolBuilder, ToolCall, ToolHandler, ToolResult, tool,
+};
+#[cfg(feature = "schemars")]
+pub use crate::core::typed;
+#[cfg(feature = "schemars")]
+pub use crate::core::typed::Json;
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
 pub use drain::Drained;
 pub use http::{
@@ -92,6 +125,29 @@ pub use smcp_bus::{Change, ChangeBus, InProcessBus, TopicNotification};
 /// The wire types (`smcp-proto`), re-exported so a server needs one dependency.
 pub use smcp_proto as proto;
 pub use smcp_proto::basic::LoggingLevel;
+pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 pub use smcp_proto::server::utilities::completion::Completion;
 #[cfg(feature = "stdio")]
 pub use stdio::{StdioOptions, serve_stdio, serve_stream};
+
+/// What most servers import: `use smcp_server::prelude::*;`.
+///
+/// The builders and their entry points, the handler types, the results handlers return, and
+/// (feature `schemars`) the typed [`Json`](crate::typed::Json) result.
+pub mod prelude {
+    pub use crate::core::context::{NotifyError, RequestContext};
+    pub use crate::core::handler::HandlerError;
+    pub use crate::core::mrtr;
+    pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};
+    pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resource_template};
+    pub use crate::core::server::Server;
+    pub use crate::core::tools::{IntoToolResult, ToolBuilder, ToolCall, ToolResult, tool};
+    #[cfg(feature = "schemars")]
+    pub use crate::core::typed::Json;
+    pub use smcp_proto::basic::LoggingLevel;
+    pub use smcp_proto::content::{ContentBlock, ResourceContents, TextResourceContents};
+    pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
+    pub use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
+    pub use smcp_proto::server::resources::ReadResourceResult;
+    pub use smcp_proto::server::tools::{CallToolResult, ToolAnnotations};
+}

@@ -174,30 +174,65 @@ impl Client {
             .await
     }
 
-    async fn download_verified(
+    /// Downloads a file URI into `writer` (memory, a socket, an encoder: any
+    /// [`AsyncWrite`](tokio::io::AsyncWrite)), verifying size and digest as
+    /// [`download_to`](Self::download_to) does; returns the file's metadata. The writer is
+    /// flushed, not shut down.
+    ///
+    /// Unlike a download to disk, the bytes reach the writer before they can be verified:
+    /// on `Err` (e.g. [`TransferError::DigestMismatch`]) discard what was written.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client, uri: &str) -> Result<(), smcp_client::Error> {
+    /// let mut bytes = Vec::new();
+    /// let file = client.download_into(uri, &mut bytes, None).await?;
+    /// println!("{} bytes of {:?}", bytes.len(), file.mime_type);
+    /// # Ok(()) }
+    /// ```
+    pub async fn download_into<W>(
         &self,
         uri: &str,
-        given: Option<&FileValue>,
-        dest: &Path,
+        writer: &mut W,
         progress: Option<Progress<'_>>,
-    ) -> Result<(PathBuf, FileValue)> {
+    ) -> Result<FileValue>
+    where
+        W: tokio::io::AsyncWrite + Unpin + Send + ?Sized,
+    {
+        let (auth, resp) = self.open_download(uri).await?;
+        let announced = [&auth.file];
+        receive(resp, &announced, writer, Path::new("(writer)"), progress).await?;
+        Ok(auth.file)
+    }
+
+    /// Downloads a file the client was given (a tool output) into `writer`, like
+    /// [`download_into`](Self::download_into), verifying the bytes against `file` **and** the
+    /// `files/authorizeDownload` answer.
+    pub async fn download_file_into<W>(
+        &self,
+        file: &FileValue,
+        writer: &mut W,
+        progress: Option<Progress<'_>>,
+    ) -> Result<FileValue>
+    where
+        W: tokio::io::AsyncWrite + Unpin + Send + ?Sized,
+    {
+        let (auth, resp) = self.open_download(&file.uri).await?;
+        let announced = [file, &auth.file];
+        receive(resp, &announced, writer, Path::new("(writer)"), progress).await?;
+        Ok(auth.file)
+    }
+
+    /// `files/authorizeDownload`, the descriptor checks, and the data-plane request, up to a
+    /// successful status.
+    async fn open_download(
+        &self,
+        uri: &str,
+    ) -> Result<(AuthorizeDownloadResult, reqwest::Response)> {
         let (http, cfg, policy) = self.data_plane()?;
         let auth = self.authorize_download(uri).await?;
         let url = check_descriptor(&auth.download, cfg.allow_insecure_loopback)?;
         policy.check_url(&url)?;
         let method = descriptor_method(&auth.download, Operation::Download)?;
-        let announced: Vec<&FileValue> = given.into_iter().chain([&auth.file]).collect();
-        let target = target_path(
-            dest,
-            &[
-                given.and_then(|f| f.name.as_deref()),
-                auth.file.name.as_deref(),
-            ],
-        );
-        let parent = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
         let mut req = http.request(method, url);
         for (k, v) in super::upload::descriptor_headers(auth.download.headers.as_ref(), false) {
             req = req.header(k, v);
@@ -211,46 +246,84 @@ impl Client {
         if !resp.status().is_success() {
             return Err(refusal(resp, Operation::Download).await.into());
         }
-        let limit = announced_size(&announced);
-        let total = limit.or(resp.content_length());
+        Ok((auth, resp))
+    }
+
+    async fn download_verified(
+        &self,
+        uri: &str,
+        given: Option<&FileValue>,
+        dest: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<(PathBuf, FileValue)> {
+        let (auth, resp) = self.open_download(uri).await?;
+        let announced: Vec<&FileValue> = given.into_iter().chain([&auth.file]).collect();
+        let target = target_path(
+            dest,
+            &[
+                given.and_then(|f| f.name.as_deref()),
+                auth.file.name.as_deref(),
+            ],
+        );
+        let parent = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let (part, file) = PartFile::create(parent).await?;
         let mut out = tokio::io::BufWriter::with_capacity(1 << 20, file);
-        let mut hasher = DigestBuilder::new();
-        let mut body = resp.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|source| TransferError::Http {
-                operation: Operation::Download,
-                source,
-            })?;
-            hasher.update(&chunk);
-            if let Some(expected) = limit
-                && hasher.len() > expected
-            {
-                return Err(TransferError::SizeMismatch {
-                    expected,
-                    received: hasher.len(),
-                }
-                .into());
-            }
-            out.write_all(&chunk)
-                .await
-                .map_err(|e| TransferError::io(&target, e))?;
-            if let Some(p) = progress {
-                p(hasher.len(), total);
-            }
-        }
         // Flushed, not fsynced: the rename happens only after verification and a client-side
         // copy can be fetched again (curl does not fsync either).
-        out.flush()
-            .await
-            .map_err(|e| TransferError::io(&target, e))?;
+        let size = receive(resp, &announced, &mut out, &target, progress).await?;
         drop(out);
-        let (size, digest) = hasher.finish();
-        verify(&announced, size, &digest)?;
         part.persist(&target).await?;
         tracing::info!(file = %target.display(), size, "downloaded and verified");
         Ok((target, auth.file))
     }
+}
+
+/// Streams a download body into `out`, hashing it, stopping past the smallest announced size,
+/// then flushes `out` and verifies size and digest against every announced value. Returns the
+/// size. `what` names the destination in I/O errors.
+async fn receive<W>(
+    resp: reqwest::Response,
+    announced: &[&FileValue],
+    out: &mut W,
+    what: &Path,
+    progress: Option<Progress<'_>>,
+) -> Result<u64>
+where
+    W: tokio::io::AsyncWrite + Unpin + Send + ?Sized,
+{
+    let limit = announced_size(announced);
+    let total = limit.or(resp.content_length());
+    let mut hasher = DigestBuilder::new();
+    let mut body = resp.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|source| TransferError::Http {
+            operation: Operation::Download,
+            source,
+        })?;
+        hasher.update(&chunk);
+        if let Some(expected) = limit
+            && hasher.len() > expected
+        {
+            return Err(TransferError::SizeMismatch {
+                expected,
+                received: hasher.len(),
+            }
+            .into());
+        }
+        out.write_all(&chunk)
+            .await
+            .map_err(|e| TransferError::io(what, e))?;
+        if let Some(p) = progress {
+            p(hasher.len(), total);
+        }
+    }
+    out.flush().await.map_err(|e| TransferError::io(what, e))?;
+    let (size, digest) = hasher.finish();
+    verify(announced, size, &digest)?;
+    Ok(size)
 }
 
 #[cfg(test)]

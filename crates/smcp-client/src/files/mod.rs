@@ -14,8 +14,8 @@
 //! | module | what |
 //! |---|---|
 //! | `policy` | [`check_descriptor`], [`check_transfer_url`], [`is_loopback`], [`AddressPolicy`], [`is_public`] |
-//! | `upload` | `files/authorizeUpload`, raw and multipart uploads ([`Client::upload_path`]) |
-//! | `download` | `files/authorizeDownload`, verified downloads ([`Client::download_file`]) |
+//! | `upload` | `files/authorizeUpload`, raw and multipart uploads from a path ([`Client::upload_path`]), memory ([`Client::upload_bytes`]) or any `AsyncRead` ([`Client::upload_reader`]) |
+//! | `download` | `files/authorizeDownload`, verified downloads to disk ([`Client::download_file`]) or into any `AsyncWrite` ([`Client::download_into`]) |
 //! | `error` | [`TransferError`] |
 
 mod download;
@@ -38,6 +38,7 @@ use tokio::io::AsyncReadExt;
 
 pub use policy::{AddressPolicy, check_descriptor, check_transfer_url, is_loopback, is_public};
 pub use transfer_error::{Operation, TransferError};
+pub use upload::UploadMeta;
 
 use crate::client::Client;
 use crate::error::{Error, Result};

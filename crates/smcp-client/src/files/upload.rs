@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use smcp_proto::ext::files::{
-    AuthorizeUploadRequestParams, AuthorizeUploadResult, FileTransferDescriptor, FileValue,
-    METHOD_AUTHORIZE_UPLOAD,
+    AuthorizeUploadRequestParams, AuthorizeUploadResult, DigestBuilder, FileDigest,
+    FileTransferDescriptor, FileValue, METHOD_AUTHORIZE_UPLOAD,
 };
 use tokio::io::AsyncReadExt;
 
@@ -75,31 +75,112 @@ impl Client {
         mime_type: Option<&str>,
         progress: Option<Progress<'_>>,
     ) -> Result<FileValue> {
-        let (http, cfg, policy) = self.data_plane()?;
+        // Fail on a disabled data plane before reading the file.
+        self.data_plane()?;
         let mime = match mime_type {
             Some(m) => normalize_mime(m)?,
             None => guess_mime(path).to_owned(),
         };
         let (size, digest) = digest_path(path).await?;
         let name = path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| TransferError::io(path, e))?;
+        let meta = UploadMeta {
+            name,
+            mime_type: Some(mime),
+            size,
+            digest: Some(digest),
+        };
+        self.upload_stream(file, meta, path, progress).await
+    }
+
+    /// Authorizes and uploads bytes held in memory (size and sha-256 digest computed here);
+    /// `meta.size` and `meta.digest` are replaced by the real ones.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// use smcp_client::files::UploadMeta;
+    /// let bytes = bytes::Bytes::from_static(b"id,name\n1,Ada\n");
+    /// let file = client
+    ///     .upload_bytes(bytes, UploadMeta::new(0).name("people.csv"), None)
+    ///     .await?;
+    /// println!("uploaded as {}", file.uri);
+    /// # Ok(()) }
+    /// ```
+    pub async fn upload_bytes(
+        &self,
+        bytes: bytes::Bytes,
+        mut meta: UploadMeta,
+        progress: Option<Progress<'_>>,
+    ) -> Result<FileValue> {
+        let mut hasher = DigestBuilder::new();
+        hasher.update(&bytes);
+        let (size, digest) = hasher.finish();
+        meta.size = size;
+        meta.digest = Some(digest);
+        let what = meta.display_path();
+        self.upload_stream(std::io::Cursor::new(bytes), meta, &what, progress)
+            .await
+    }
+
+    /// Authorizes and uploads exactly `meta.size` bytes read from `reader` (a socket, a
+    /// decompressor, a pipe: anything [`AsyncRead`](tokio::io::AsyncRead)), streamed with
+    /// bounded memory. The size is required (the upload has a `Content-Length`); a reader that
+    /// ends early or runs past it fails with [`TransferError::SizeMismatch`]. Give the digest
+    /// when it is known, so the server verifies the bytes (without one, it cannot).
+    pub async fn upload_reader<R>(
+        &self,
+        reader: R,
+        meta: UploadMeta,
+        progress: Option<Progress<'_>>,
+    ) -> Result<FileValue>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send,
+    {
+        let what = meta.display_path();
+        self.upload_stream(reader, meta, &what, progress).await
+    }
+
+    async fn upload_stream<R>(
+        &self,
+        mut reader: R,
+        meta: UploadMeta,
+        what: &Path,
+        progress: Option<Progress<'_>>,
+    ) -> Result<FileValue>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send,
+    {
+        let (http, cfg, policy) = self.data_plane()?;
+        let UploadMeta {
+            name,
+            mime_type,
+            size,
+            digest,
+        } = meta;
+        let mime = match mime_type {
+            Some(m) => normalize_mime(&m)?,
+            None => match &name {
+                Some(n) => guess_mime(Path::new(n)).to_owned(),
+                None => "application/octet-stream".to_owned(),
+            },
+        };
         let auth = self
             .authorize_upload(&AuthorizeUploadRequestParams {
                 name: name.clone(),
                 mime_type: Some(mime.clone()),
                 size: Some(size),
-                digest: Some(digest.clone()),
+                digest: digest.clone(),
                 ..Default::default()
             })
             .await?;
         let url = check_descriptor(&auth.upload, cfg.allow_insecure_loopback)?;
         policy.check_url(&url)?;
         let method = descriptor_method(&auth.upload, Operation::Upload)?;
-        tracing::info!(file = %path.display(), host = ?url.host_str(), size, "uploading");
-        let mut file = tokio::fs::File::open(path)
-            .await
-            .map_err(|e| TransferError::io(path, e))?;
-        // Bounded pipe from the disk reader (which reports progress) to the request body:
-        // at most 4 chunks in flight, so memory stays flat for any file size.
+        tracing::info!(file = %what.display(), host = ?url.host_str(), size, "uploading");
+        // Bounded pipe from the reader (which reports progress) to the request body:
+        // at most 4 chunks in flight, so memory stays flat for any size.
         let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
         let stream = futures_util::stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|chunk| (chunk, rx))
@@ -110,26 +191,43 @@ impl Client {
             let mut buf = vec![0u8; CHUNK];
             let mut done = 0u64;
             loop {
-                match file.read(&mut buf).await {
-                    Ok(0) => break,
+                match reader.read(&mut buf).await {
+                    Ok(0) if done == size => return Ok(()),
+                    Ok(0) => {
+                        let _ = tx.send(Err(std::io::ErrorKind::UnexpectedEof.into())).await;
+                        return Err(TransferError::SizeMismatch {
+                            expected: size,
+                            received: done,
+                        });
+                    }
                     Ok(n) => {
                         done += n as u64;
+                        if done > size {
+                            let _ = tx.send(Err(std::io::ErrorKind::InvalidData.into())).await;
+                            return Err(TransferError::SizeMismatch {
+                                expected: size,
+                                received: done,
+                            });
+                        }
                         if let Some(p) = progress {
                             p(done, Some(size));
                         }
                         let chunk = bytes::Bytes::copy_from_slice(&buf[..n]);
                         if tx.send(Ok(chunk)).await.is_err() {
-                            break;
+                            return Ok(());
                         }
                     }
                     Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        break;
+                        let kind = e.kind();
+                        let _ = tx.send(Err(kind.into())).await;
+                        return Err(TransferError::io(what, e));
                     }
                 }
             }
         };
-        let (resp, ()) = tokio::join!(req.send(), pump);
+        let (resp, pumped) = tokio::join!(req.send(), pump);
+        // A local failure (short reader, read error) explains the request's failure.
+        pumped?;
         let resp = resp.map_err(|source| {
             refused_address(&source).unwrap_or(TransferError::Http {
                 operation: Operation::Upload,
@@ -141,8 +239,63 @@ impl Client {
         }
         let mut file = auth.file;
         file.size.get_or_insert(size);
-        file.digest.get_or_insert(digest);
+        if let Some(digest) = digest {
+            file.digest.get_or_insert(digest);
+        }
         Ok(file)
+    }
+}
+
+/// What `files/authorizeUpload` announces for an upload from a reader or from memory
+/// ([`Client::upload_reader`], [`Client::upload_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UploadMeta {
+    /// The file's name (also used to guess the media type).
+    pub name: Option<String>,
+    /// The media type; guessed from the name when absent (else `application/octet-stream`).
+    pub mime_type: Option<String>,
+    /// The exact number of bytes the upload will have.
+    pub size: u64,
+    /// The sha-256 digest, when known: the server then refuses bytes that do not match.
+    pub digest: Option<FileDigest>,
+}
+
+impl UploadMeta {
+    /// An upload of exactly `size` bytes, with no name, media type or digest yet.
+    pub fn new(size: u64) -> Self {
+        Self {
+            name: None,
+            mime_type: None,
+            size,
+            digest: None,
+        }
+    }
+
+    /// The file's name.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The media type.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// The sha-256 digest of the bytes.
+    #[must_use]
+    pub fn digest(mut self, digest: FileDigest) -> Self {
+        self.digest = Some(digest);
+        self
+    }
+
+    /// What log lines and I/O errors call this upload.
+    fn display_path(&self) -> std::path::PathBuf {
+        std::path::PathBuf::from(self.name.as_deref().unwrap_or("(upload stream)"))
     }
 }
 

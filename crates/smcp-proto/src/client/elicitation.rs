@@ -460,12 +460,87 @@ impl ElicitResult {
             content: None,
         }
     }
+
+    /// An `accept` whose content is `value` serialized: a struct of primitive fields (or a
+    /// map). Fails when `value` is not an object of strings, numbers, booleans and string
+    /// lists.
+    pub fn accept_with<T: Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        let content = serde_json::to_value(value)?;
+        // `null` members are absent answers.
+        let content = match content {
+            Value::Object(map) => {
+                Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+            }
+            other => other,
+        };
+        Ok(Self::accept(serde_json::from_value(content)?))
+    }
+
+    /// Whether the user submitted the form (or consented to the URL).
+    pub fn is_accepted(&self) -> bool {
+        self.action == ElicitAction::Accept
+    }
+
+    /// One submitted value as `T` (`bool`, `String`, `f64`, `u32`, `Vec<String>`, …): `None`
+    /// when it is absent or not a `T`.
+    pub fn get<T: serde::de::DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let value = self.content.as_ref()?.get(key)?;
+        serde_json::to_value(value)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok())
+    }
+
+    /// The submitted content deserialized into `T` (a struct with a field per form field):
+    /// `Ok(None)` when the user did not accept.
+    pub fn content_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Option<T>, serde_json::Error> {
+        match (&self.action, &self.content) {
+            (ElicitAction::Accept, content) => {
+                let value = serde_json::to_value(content.clone().unwrap_or_default())?;
+                serde_json::from_value(value).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn typed_access_to_answers() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Form {
+            ok: bool,
+            name: String,
+            copies: u32,
+            tags: Vec<String>,
+            note: Option<String>,
+        }
+        let form = Form {
+            ok: true,
+            name: "Ada".into(),
+            copies: 3,
+            tags: vec!["a".into()],
+            note: None,
+        };
+        let answer = ElicitResult::accept_with(&form).unwrap();
+        assert!(answer.is_accepted());
+        assert_eq!(
+            serde_json::to_value(&answer).unwrap(),
+            json!({"action": "accept", "content": {"ok": true, "name": "Ada", "copies": 3, "tags": ["a"]}})
+        );
+        assert_eq!(answer.get::<bool>("ok"), Some(true));
+        assert_eq!(answer.get::<u32>("copies"), Some(3));
+        assert_eq!(answer.get::<String>("ok"), None, "wrong type");
+        assert_eq!(answer.get::<String>("note"), None, "absent");
+        assert_eq!(answer.content_as::<Form>().unwrap(), Some(form));
+        assert_eq!(ElicitResult::decline().content_as::<Form>().unwrap(), None);
+        assert!(ElicitResult::accept_with(&json!({"nested": {"a": 1}})).is_err());
+    }
 
     #[test]
     fn mode_dispatch() {

@@ -190,6 +190,11 @@ pub struct GetPromptResult {
 }
 
 impl GetPromptResult {
+    /// The text of every text message, joined with newlines.
+    pub fn text(&self) -> String {
+        super::tools::join_texts(self.messages.iter().filter_map(|m| m.content.as_text()))
+    }
+
     /// A complete result with `messages`.
     pub fn new(messages: Vec<PromptMessage>) -> Self {
         Self {
@@ -217,5 +222,11 @@ mod tests {
             GetPromptResult::new(vec![PromptMessage::assistant_text("hi")])
         );
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
+        assert_eq!(r.text(), "hi");
+        let two = GetPromptResult::new(vec![
+            PromptMessage::user_text("a"),
+            PromptMessage::assistant_text("b"),
+        ]);
+        assert_eq!(two.text(), "a\nb");
     }
 }

@@ -240,6 +240,12 @@ pub struct ReadResourceResult {
 }
 
 impl ReadResourceResult {
+    /// The text of every text item of `contents`, joined with newlines (binary and file
+    /// contents are skipped).
+    pub fn text(&self) -> String {
+        super::tools::join_texts(self.contents.iter().filter_map(ResourceContents::as_text))
+    }
+
     /// A complete, uncached result.
     pub fn new(contents: Vec<ResourceContents>) -> Self {
         Self {
@@ -265,6 +271,7 @@ mod tests {
         assert_eq!((r.ttl_ms, r.cache_scope), (0, CacheScope::Private));
         let built = ReadResourceResult::new(vec![TextResourceContents::new("a:", "x").into()]);
         assert_eq!(built, r);
+        assert_eq!(r.text(), "x");
         assert_eq!(
             serde_json::to_value(&built).unwrap(),
             json!({"resultType": "complete", "contents": [{"uri": "a:", "text": "x"}],

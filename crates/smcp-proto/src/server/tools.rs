@@ -253,6 +253,30 @@ impl CallToolResult {
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// The text blocks of `content`, joined with newlines (empty when there are none).
+    pub fn text_content(&self) -> String {
+        join_texts(self.content.iter().filter_map(ContentBlock::as_text))
+    }
+
+    /// `structuredContent` deserialized into `T`: `None` when the result has none.
+    pub fn structured_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.structured_content.as_ref().map(|v| T::deserialize(v))
+    }
+}
+
+/// Texts joined with newlines, in order.
+pub(crate) fn join_texts<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for (i, text) in texts.enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(text);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -271,6 +295,28 @@ mod tests {
             serde_json::to_value(&t).unwrap(),
             json!({"name": "t", "description": "d", "inputSchema": {"type": "object"}})
         );
+    }
+
+    #[test]
+    fn text_helpers_read_the_text_blocks() {
+        let mut r = CallToolResult::new(vec![
+            ContentBlock::text("one"),
+            serde_json::from_value(
+                json!({"type": "image", "data": "AA==", "mimeType": "image/png"}),
+            )
+            .unwrap(),
+            ContentBlock::text("two"),
+        ]);
+        assert_eq!(r.text_content(), "one\ntwo");
+        assert!(r.structured_as::<Value>().is_none());
+        r.structured_content = Some(json!({"n": 3}));
+        #[derive(serde::Deserialize)]
+        struct N {
+            n: u8,
+        }
+        assert_eq!(r.structured_as::<N>().unwrap().unwrap().n, 3);
+        assert!(r.structured_as::<String>().unwrap().is_err());
+        assert_eq!(CallToolResult::new(Vec::new()).text_content(), "");
     }
 
     #[test]

@@ -54,6 +54,14 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// A typed prompt's argument type cannot be prompt arguments (they are strings).
+    #[error("prompt {prompt:?}: {reason}")]
+    InvalidPromptArguments {
+        /// The prompt.
+        prompt: String,
+        /// What is wrong, naming the field.
+        reason: String,
+    },
     /// An extension refused an item (e.g. SEP-2631 refuses a misplaced `x-mcp-file`).
     #[error("{extension}: {item:?}: {reason}")]
     Extension {

@@ -70,3 +70,37 @@ impl From<ErrorObject> for HandlerError {
         Self::Rpc(error)
     }
 }
+
+/// A progress or log message that could not be sent ends the handler with `?`: the request
+/// was cancelled (an execution failure nobody reads, since the client has gone), or the
+/// handler sent a progress value that does not increase (a bug in the handler: −32603).
+impl From<crate::core::context::NotifyError> for HandlerError {
+    fn from(error: crate::core::context::NotifyError) -> Self {
+        use crate::core::context::NotifyError;
+        match error {
+            NotifyError::Cancelled => Self::Failed(error.to_string()),
+            NotifyError::ProgressNotIncreasing { .. } => Self::internal(error.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::context::NotifyError;
+
+    #[test]
+    fn notify_errors_convert_for_question_mark() {
+        let cancelled = HandlerError::from(NotifyError::Cancelled);
+        assert_eq!(cancelled, HandlerError::failed("the request was cancelled"));
+        let bug = HandlerError::from(NotifyError::ProgressNotIncreasing {
+            last: 2.0,
+            next: 1.0,
+        });
+        let HandlerError::Rpc(error) = bug else {
+            panic!("a non-increasing progress is a handler bug: {bug:?}");
+        };
+        assert_eq!(error.code, -32603);
+        assert!(error.message.contains("progress must increase"), "{error}");
+    }
+}

@@ -10,7 +10,7 @@
 //! | module | responsibility |
 //! |---|---|
 //! | `builder`, `server`, `catalog`, `runtime` | building the server, its catalog snapshot, runtime changes |
-//! | [`tools`], [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
+//! | [`tools`], `typed` (feature `schemars`), [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
 //! | `dispatch` | routing every method, and the per-method rules |
 //! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
 //! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
@@ -39,5 +39,7 @@ mod runtime;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub mod tools;
+#[cfg(feature = "schemars")]
+pub mod typed;
 mod typemap;
 pub(crate) mod uri_template;

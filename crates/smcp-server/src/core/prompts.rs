@@ -53,6 +53,7 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
     PromptBuilder {
         prompt: Prompt::new(name),
         handler: None,
+        invalid: None,
     }
 }
 
@@ -60,6 +61,8 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
 pub struct PromptBuilder {
     prompt: Prompt,
     handler: Option<Arc<dyn PromptHandler>>,
+    /// Why the arguments derived by `typed` cannot be prompt arguments.
+    invalid: Option<String>,
 }
 
 impl std::fmt::Debug for PromptBuilder {
@@ -127,7 +130,61 @@ impl PromptBuilder {
         self
     }
 
+    /// The async function that renders it, with the arguments deserialized into `A`; the
+    /// prompt's arguments are declared from `A`'s fields (strings, required unless `Option`
+    /// or defaulted, described by their doc comments; see
+    /// [`crate::typed::prompt_arguments`]). Arguments declared with
+    /// [`PromptBuilder::argument`] before are replaced.
+    ///
+    /// ```
+    /// # use smcp_server::prompt;
+    /// # use smcp_server::proto::server::prompts::{GetPromptResult, PromptMessage};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review {
+    ///     /// The code to review.
+    ///     code: String,
+    ///     /// What to focus on.
+    ///     focus: Option<String>,
+    /// }
+    ///
+    /// let review = prompt("review").typed(|_get, args: Review| async move {
+    ///     let focus = args.focus.unwrap_or_else(|| "anything".into());
+    ///     Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+    ///         "Review this, focusing on {focus}:\n{}",
+    ///         args.code
+    ///     ))]))
+    /// });
+    /// ```
+    #[cfg(feature = "schemars")]
+    #[must_use]
+    pub fn typed<A, F, Fut>(mut self, handler: F) -> Self
+    where
+        A: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+        F: Fn(PromptGet, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, HandlerError>> + Send + 'static,
+    {
+        match crate::typed::prompt_arguments::<A>() {
+            Ok(arguments) => self.prompt.arguments = Some(arguments),
+            Err(reason) => self.invalid = Some(reason),
+        }
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |get: PromptGet| {
+            let handler = handler.clone();
+            async move {
+                let args = prompt_args::<A>(&get.arguments)?;
+                handler(get, args).await
+            }
+        }));
+        self
+    }
+
     pub(crate) fn build(self) -> Result<PromptEntry, BuildError> {
+        if let Some(reason) = self.invalid {
+            return Err(BuildError::InvalidPromptArguments {
+                prompt: self.prompt.name,
+                reason,
+            });
+        }
         let handler = self.handler.ok_or_else(|| BuildError::MissingHandler {
             kind: "prompt",
             name: self.prompt.name.clone(),
@@ -146,6 +203,26 @@ impl PromptBuilder {
             handler,
         })
     }
+}
+
+/// The arguments of a typed prompt; a mismatch is −32602 naming the argument, never its value.
+#[cfg(feature = "schemars")]
+fn prompt_args<A: serde::de::DeserializeOwned>(
+    arguments: &BTreeMap<String, String>,
+) -> Result<A, HandlerError> {
+    use serde::de::IntoDeserializer;
+    let entries = arguments
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str().into_deserializer()));
+    let deserializer =
+        serde::de::value::MapDeserializer::<_, serde::de::value::Error>::new(entries);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        HandlerError::invalid_params(format!(
+            "Invalid prompt arguments: {path}: {}",
+            crate::core::tools::masked_serde_message(&e.into_inner().to_string())
+        ))
+    })
 }
 
 /// A registered prompt.

@@ -16,15 +16,16 @@ pub(crate) struct SchemaValidator {
 }
 
 impl SchemaValidator {
-    /// Compiles `schema`; the error names what is wrong with it.
-    pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+    /// Compiles `schema` (`what` names it in the error, e.g. `"inputSchema"`); the error
+    /// names what is wrong with it.
+    pub(crate) fn compile(schema: &Value, what: &str) -> Result<Self, String> {
         let mut options = jsonschema::options().offline();
         if schema.get("$schema").is_none() {
             options = options.with_draft(jsonschema::Draft::Draft202012);
         }
         let validator = options
             .build(schema)
-            .map_err(|e| format!("inputSchema is not a valid JSON Schema: {e}"))?;
+            .map_err(|e| format!("{what} is not a valid JSON Schema: {e}"))?;
         Ok(Self { validator })
     }
 
@@ -57,11 +58,17 @@ impl SchemaValidator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl SchemaValidator {
+        fn compile_test(schema: &Value) -> Result<Self, String> {
+            Self::compile(schema, "inputSchema")
+        }
+    }
     use serde_json::json;
 
     #[test]
     fn reports_the_field() {
-        let v = SchemaValidator::compile(&json!({
+        let v = SchemaValidator::compile_test(&json!({
             "type": "object",
             "properties": {"a": {"type": "integer"}},
             "required": ["a"]
@@ -78,7 +85,7 @@ mod tests {
     #[test]
     fn messages_never_quote_the_value() {
         let secret = "data:text/plain;base64,U0VDUkVUU0VDUkVUU0VDUkVU";
-        let v = SchemaValidator::compile(&json!({
+        let v = SchemaValidator::compile_test(&json!({
             "type": "object",
             "properties": {
                 "long": {"type": "string", "maxLength": 5},
@@ -112,7 +119,7 @@ mod tests {
 
     #[test]
     fn never_fetches_remote_refs() {
-        let err = SchemaValidator::compile(&json!({
+        let err = SchemaValidator::compile_test(&json!({
             "type": "object",
             "properties": {"a": {"$ref": "https://example.com/schema.json"}}
         }))
@@ -123,7 +130,7 @@ mod tests {
 
     #[test]
     fn local_refs_and_2020_12_keywords_work() {
-        let v = SchemaValidator::compile(&json!({
+        let v = SchemaValidator::compile_test(&json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "$defs": {"n": {"$anchor": "num", "type": "integer"}},

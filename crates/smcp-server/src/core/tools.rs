@@ -58,17 +58,10 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Deserializes the arguments into `T`; a mismatch is an ordinary tool failure that
-    /// names the problem.
+    /// Deserializes the arguments into `T`; a mismatch is an ordinary tool failure (an
+    /// `isError` result, like the schema check's) that names the argument, never its value.
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, HandlerError> {
-        use serde::de::IntoDeserializer;
-        // Deserialize straight from the map: no clone of the arguments.
-        let entries = self
-            .arguments
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.into_deserializer()));
-        T::deserialize(serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries))
-            .map_err(|e| HandlerError::failed(format!("invalid arguments: {e}")))
+        deserialize_arguments(&self.name, &self.arguments)
     }
 
     /// A string argument, if present.
@@ -165,12 +158,85 @@ where
     }
 }
 
+/// What a tool handler returns, for `async fn` handlers: `ToolResult` is
+/// `Result<CallToolResult, HandlerError>`, `ToolResult<Json<Forecast>>` a typed result.
+pub type ToolResult<T = CallToolResult> = Result<T, HandlerError>;
+
+/// The success value of a [`ToolBuilder::typed`] handler: a [`CallToolResult`], a `String`
+/// (one text block), or a typed [`Json`](crate::typed::Json) result.
+pub trait IntoToolResult {
+    /// The result sent to the client, or the handler's error.
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
+
+    /// The `outputSchema` this type of result implies, if any (a typed
+    /// [`Json`](crate::typed::Json) result derives it from its type).
+    fn output_schema() -> Option<Value>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+/// Deserializes `arguments` into `T`; the error names the tool and the path of the argument,
+/// never its value (it reaches the model, and may be a secret).
+pub(crate) fn deserialize_arguments<T: DeserializeOwned>(
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<T, HandlerError> {
+    use serde::de::IntoDeserializer;
+    // Deserialize straight from the map: no clone of the arguments.
+    let entries = arguments
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.into_deserializer()));
+    let deserializer = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let at = if path == "." {
+            "/".to_owned()
+        } else {
+            format!("/{}", path.replace('.', "/"))
+        };
+        HandlerError::failed(format!(
+            "Invalid arguments for tool {tool:?}: {at}: {}",
+            masked_serde_message(&e.into_inner().to_string())
+        ))
+    })
+}
+
+/// A serde message without the value it quotes: `invalid type: string "…", expected u32`
+/// keeps what was expected; `missing field `x`` and `unknown field `x`` name fields only.
+pub(crate) fn masked_serde_message(message: &str) -> String {
+    if message.starts_with("missing field") || message.starts_with("unknown field") {
+        // "unknown field `x`, expected one of …": names only.
+        return message.to_owned();
+    }
+    match message.find(", expected ") {
+        Some(i) => format!("the value is invalid{}", &message[i..]),
+        None => "the value is invalid".to_owned(),
+    }
+}
+
 /// Starts the definition of a tool.
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
     ToolBuilder {
         tool: Tool::new(name, Map::new()),
         input_schema: None,
         output_schema: None,
+        derived_input_schema: None,
+        derived_output_schema: None,
         required_capabilities: Vec::new(),
         single_use_state: None,
         data: ToolData::new(),
@@ -183,6 +249,9 @@ pub struct ToolBuilder {
     tool: Tool,
     input_schema: Option<Value>,
     output_schema: Option<Value>,
+    /// Derived from the handler's types; a schema set by hand wins.
+    derived_input_schema: Option<Value>,
+    derived_output_schema: Option<Value>,
     required_capabilities: Vec<String>,
     single_use_state: Option<bool>,
     data: ToolData,
@@ -220,7 +289,11 @@ impl ToolBuilder {
         self
     }
 
-    /// The JSON Schema of `structuredContent` (a JSON object).
+    /// The JSON Schema of `structuredContent`. With one, every successful result must carry
+    /// a `structuredContent` that conforms: the server checks it before the result leaves
+    /// (`server/tools.mdx` §Output Schema: servers MUST provide structured results that
+    /// conform), and answers −32603 naming the first failing path when it does not (a bug in
+    /// the tool, logged at `error`). Results with `isError: true` are not checked.
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(schema);
@@ -285,6 +358,16 @@ impl ToolBuilder {
     }
 
     /// The async function that runs the tool.
+    ///
+    /// ```
+    /// # use smcp_server::tool;
+    /// # use smcp_server::proto::server::tools::CallToolResult;
+    /// let slow = tool("slow").handler(|call| async move {
+    ///     call.ctx.progress(1.0, Some(2.0), None).await?; // a NotifyError ends the call
+    ///     let text = call.str_arg("text").unwrap_or_default();
+    ///     Ok(CallToolResult::text(text))
+    /// });
+    /// ```
     #[must_use]
     pub fn handler<F, Fut>(mut self, handler: F) -> Self
     where
@@ -292,6 +375,51 @@ impl ToolBuilder {
         Fut: Future<Output = Result<CallToolResult, HandlerError>> + Send + 'static,
     {
         self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The async function that runs the tool, with its arguments deserialized into `A`; the
+    /// tool's `inputSchema` is derived from `A` (unless one is set by hand), and a typed
+    /// [`Json`](crate::typed::Json) result derives its `outputSchema`. Arguments that pass
+    /// the schema but do not deserialize get the same `isError` result as the schema check,
+    /// naming the argument. See [`crate::typed`].
+    #[cfg(feature = "schemars")]
+    #[must_use]
+    pub fn typed<A, F, Fut, O>(mut self, handler: F) -> Self
+    where
+        A: schemars::JsonSchema + DeserializeOwned + Send + 'static,
+        F: Fn(ToolCall, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, HandlerError>> + Send + 'static,
+        O: IntoToolResult + 'static,
+    {
+        self.derived_input_schema = Some(crate::typed::input_schema::<A>());
+        self.derived_output_schema = O::output_schema();
+        let handler = Arc::new(handler);
+        self.handler = Some(Arc::new(move |call: ToolCall| {
+            let handler = handler.clone();
+            async move {
+                let args = deserialize_arguments::<A>(&call.name, &call.arguments)?;
+                handler(call, args).await?.into_tool_result()
+            }
+        }));
+        self
+    }
+
+    /// Derives the `inputSchema` from `A` (for a [`ToolBuilder::handler`] that reads
+    /// [`ToolCall::args`]).
+    #[cfg(feature = "schemars")]
+    #[must_use]
+    pub fn input_type<A: schemars::JsonSchema>(mut self) -> Self {
+        self.input_schema = Some(crate::typed::input_schema::<A>());
+        self
+    }
+
+    /// Derives the `outputSchema` from `T` (for a handler that builds its `structuredContent`
+    /// itself, e.g. with [`crate::typed::structured_result`]).
+    #[cfg(feature = "schemars")]
+    #[must_use]
+    pub fn output_type<T: schemars::JsonSchema>(mut self) -> Self {
+        self.output_schema = Some(crate::typed::output_schema::<T>());
         self
     }
 
@@ -323,6 +451,7 @@ impl ToolBuilder {
         };
         let schema = self
             .input_schema
+            .or(self.derived_input_schema)
             .unwrap_or_else(|| serde_json::json!({"type": "object"}));
         let Value::Object(object) = &schema else {
             return Err(invalid(
@@ -336,7 +465,8 @@ impl ToolBuilder {
                 "inputSchema must have \"type\": \"object\"".into(),
             ));
         }
-        let validator = SchemaValidator::compile(&schema).map_err(|r| invalid(&tool.name, r))?;
+        let validator =
+            SchemaValidator::compile(&schema, "inputSchema").map_err(|r| invalid(&tool.name, r))?;
         let Value::Object(schema) = schema else {
             return Err(invalid(
                 &tool.name,
@@ -350,9 +480,22 @@ impl ToolBuilder {
             }
         })?;
         tool.input_schema = schema;
-        tool.output_schema = match self.output_schema {
+        let mut handler = handler;
+        tool.output_schema = match self.output_schema.or(self.derived_output_schema) {
             None => None,
-            Some(Value::Object(schema)) => Some(schema),
+            Some(Value::Object(schema)) => {
+                let validator =
+                    SchemaValidator::compile(&Value::Object(schema.clone()), "outputSchema")
+                        .map_err(|reason| BuildError::InvalidOutputSchema {
+                            tool: tool.name.clone(),
+                            reason,
+                        })?;
+                handler = Arc::new(CheckedOutput {
+                    inner: handler,
+                    validator: Arc::new(validator),
+                });
+                Some(schema)
+            }
             Some(_) => {
                 return Err(BuildError::InvalidOutputSchema {
                     tool: tool.name,
@@ -375,6 +518,56 @@ impl ToolBuilder {
             data: self.data,
         })
     }
+}
+
+/// A tool handler whose successful results are checked against the tool's `outputSchema`
+/// before they leave the server (`server/tools.mdx` §Output Schema; REQUIREMENTS A13.81).
+/// It wraps the handler itself, so every path to a result is checked: a direct call, a call
+/// through extensions, a task run in the background.
+struct CheckedOutput {
+    inner: Arc<dyn ToolHandler>,
+    validator: Arc<SchemaValidator>,
+}
+
+impl ToolHandler for CheckedOutput {
+    fn call(&self, call: ToolCall) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let name = call.name.clone();
+        let fut = self.inner.call(call);
+        let validator = self.validator.clone();
+        Box::pin(async move {
+            let result = fut.await?;
+            check_output(&name, &validator, &result)?;
+            Ok(result)
+        })
+    }
+}
+
+/// A successful result of a tool with an `outputSchema` must carry a conforming
+/// `structuredContent`; anything else is a bug in the tool, so the client gets −32603 naming
+/// the first failing path (never the value) rather than a result that breaks its contract.
+fn check_output(
+    tool: &str,
+    validator: &SchemaValidator,
+    result: &CallToolResult,
+) -> Result<(), HandlerError> {
+    if result.is_error() {
+        return Ok(());
+    }
+    let problem = match &result.structured_content {
+        None => "structuredContent is missing".to_owned(),
+        Some(structured) => match validator.validate(structured) {
+            Ok(()) => return Ok(()),
+            Err(problems) => problems.into_iter().next().unwrap_or_default(),
+        },
+    };
+    tracing::error!(
+        tool,
+        problem = %problem,
+        "tool result does not conform to its outputSchema; answering -32603"
+    );
+    Err(HandlerError::internal(format!(
+        "tool {tool:?} returned a result that does not conform to its outputSchema: {problem}"
+    )))
 }
 
 /// A registered tool, ready to serve.

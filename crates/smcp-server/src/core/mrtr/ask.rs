@@ -178,13 +178,127 @@ impl Ask for Elicit {
         match &self.params {
             Ok(ElicitRequestParams::Form(form)) => {
                 let schema = serde_json::to_value(&form.requested_schema).ok()?;
-                let validator = SchemaValidator::compile(&schema).ok()?;
+                let validator = SchemaValidator::compile(&schema, "requestedSchema").ok()?;
                 let content = response.get("content")?;
                 validator.validate(content).ok()?;
                 Some(result)
             }
             _ => Some(result),
         }
+    }
+}
+
+/// The answer to a typed form ([`elicit_typed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user submitted the form; its content, deserialized.
+    Accept(T),
+    /// The user explicitly declined.
+    Decline,
+    /// The user dismissed the form.
+    Cancel,
+}
+
+impl<T> Elicited<T> {
+    /// The submitted value, if the user accepted.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Self::Accept(value) => Some(value),
+            Self::Decline | Self::Cancel => None,
+        }
+    }
+}
+
+/// A form question whose `requestedSchema` is derived from `T`, answered with a `T`
+/// ([`elicit_typed`]).
+#[cfg(feature = "schemars")]
+pub struct ElicitTyped<T> {
+    inner: Elicit,
+    answer: std::marker::PhantomData<fn() -> T>,
+}
+
+#[cfg(feature = "schemars")]
+impl<T> std::fmt::Debug for ElicitTyped<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElicitTyped")
+            .field("inner", &self.inner)
+            .field("type", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+/// Asks the user to fill a form derived from `T` (a struct of primitive fields, see
+/// [`crate::typed::elicitation_schema`]) and hands back a `T`:
+///
+/// ```
+/// # use smcp_server::{mrtr, HandlerError, ToolCall};
+/// # use smcp_server::proto::server::tools::CallToolResult;
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Confirm {
+///     /// Really delete?
+///     ok: bool,
+/// }
+///
+/// # async fn handler(call: ToolCall) -> Result<CallToolResult, HandlerError> {
+/// let answer = call.input.ask(mrtr::elicit_typed::<Confirm>("confirm", "Delete 3 files?"))?;
+/// let confirmed = answer.accepted().is_some_and(|c| c.ok);
+/// # Ok(CallToolResult::text(confirmed.to_string())) }
+/// ```
+///
+/// A type a form cannot ask for (a nested struct, a list of anything but unit enum values)
+/// fails the call with −32603 naming the field; [`crate::typed::elicitation_schema`] checks a
+/// type ahead of time. An accepted answer that does not deserialize into `T` is asked again,
+/// like one that does not fit the schema.
+#[cfg(feature = "schemars")]
+pub fn elicit_typed<T: schemars::JsonSchema + serde::de::DeserializeOwned>(
+    key: impl Into<String>,
+    message: impl Into<String>,
+) -> ElicitTyped<T> {
+    let params = crate::typed::elicitation_schema::<T>()
+        .map(|requested_schema| {
+            ElicitRequestParams::Form(ElicitRequestFormParams {
+                mode: None,
+                message: message.into(),
+                requested_schema,
+            })
+        })
+        .map_err(|e| {
+            format!(
+                "cannot ask for {} with a form: {e}",
+                std::any::type_name::<T>()
+            )
+        });
+    ElicitTyped {
+        inner: Elicit {
+            key: key.into(),
+            params,
+        },
+        answer: std::marker::PhantomData,
+    }
+}
+
+#[cfg(feature = "schemars")]
+impl<T: serde::de::DeserializeOwned> Ask for ElicitTyped<T> {
+    type Output = Elicited<T>;
+
+    fn key(&self) -> &str {
+        self.inner.key()
+    }
+
+    fn request(&self) -> Result<InputRequest, HandlerError> {
+        self.inner.request()
+    }
+
+    fn accept(&self, response: &Value) -> Option<Elicited<T>> {
+        let result = self.inner.accept(response)?;
+        Some(match result.action {
+            ElicitAction::Accept => {
+                let content = response.get("content")?.clone();
+                Elicited::Accept(serde_json::from_value(content).ok()?)
+            }
+            ElicitAction::Decline => Elicited::Decline,
+            ElicitAction::Cancel => Elicited::Cancel,
+        })
     }
 }
 

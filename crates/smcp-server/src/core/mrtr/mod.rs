@@ -45,9 +45,11 @@ use smcp_proto::patterns::mrtr::InputRequest;
 
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
 pub use ask::{
-    Ask, AskSet, Elicit, Roots, Sample, accepts, elicit, elicit_form, elicit_url, list_roots,
-    sample,
+    Ask, AskSet, Elicit, Elicited, Roots, Sample, accepts, elicit, elicit_form, elicit_url,
+    list_roots, sample,
 };
+#[cfg(feature = "schemars")]
+pub use ask::{ElicitTyped, elicit_typed};
 pub(crate) use input::state_error;
 pub(crate) use input::{Binding, Salient};
 pub use input::{HeldInput, Input};
