@@ -51,6 +51,21 @@ impl std::fmt::Debug for ServerBuilder {
 
 impl Server {
     /// Starts building a server that reports itself as `name` / `version`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("notes", "1.0.0")
+    ///     .title("Notes")
+    ///     .instructions("Search with `find` before reading a note.")
+    ///     .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+    ///     .build()?;
+    /// let app: axum::Router = server.router("/mcp"); // or `serve`, or `serve_stdio`
+    /// # let _ = app;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder::new(name, version)
     }
@@ -107,6 +122,28 @@ impl ServerBuilder {
     }
 
     /// Adds a tool (see [`crate::tool`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add {
+    ///     a: i64,
+    ///     b: i64,
+    /// }
+    ///
+    /// let server = Server::builder("calc", "1.0.0")
+    ///     .tool(
+    ///         tool("add")
+    ///             .description("Adds two integers")
+    ///             .typed(|_call, args: Add| async move { Ok((args.a + args.b).to_string()) }),
+    ///     )
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn tool(mut self, tool: ToolBuilder) -> Self {
         self.tools.push(tool);
@@ -115,6 +152,32 @@ impl ServerBuilder {
 
     /// Adds a resource or a resource template (see [`crate::resource`],
     /// [`crate::resource_template`]).
+    ///
+    /// # Examples
+    ///
+    /// A concrete resource and a template whose variables the handler reads:
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("docs", "1.0.0")
+    ///     .resource(
+    ///         resource("docs://readme", "README")
+    ///             .mime_type("text/markdown")
+    ///             .handler(|read| async move {
+    ///                 Ok(vec![TextResourceContents::new(read.uri, "# Docs").into()])
+    ///             }),
+    ///     )
+    ///     .resource(
+    ///         resource_template("docs://pages/{name}", "page").handler(|read| async move {
+    ///             let name = read.variables.get("name").cloned().unwrap_or_default();
+    ///             Ok(vec![TextResourceContents::new(read.uri, format!("Page {name}")).into()])
+    ///         }),
+    ///     )
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn resource(mut self, resource: ResourceBuilder) -> Self {
         self.resources.push(resource);
@@ -122,6 +185,28 @@ impl ServerBuilder {
     }
 
     /// Adds a prompt (see [`crate::prompt`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("prompts", "1.0.0")
+    ///     .prompt(
+    ///         prompt("greet")
+    ///             .description("A friendly greeting")
+    ///             .argument("name", "Who to greet", true)
+    ///             .handler(|get| async move {
+    ///                 let name = get.arg("name").unwrap_or("you");
+    ///                 Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+    ///                     "Say hello to {name}."
+    ///                 ))]))
+    ///             }),
+    ///     )
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
         self.prompts.push(prompt);
@@ -129,6 +214,32 @@ impl ServerBuilder {
     }
 
     /// Serves `completion/complete` with this function (and advertises `completions`).
+    ///
+    /// # Examples
+    ///
+    /// Suggests values for the `city` argument of any prompt or template, from what was typed:
+    ///
+    /// ```
+    /// use smcp_server::{Completion, Server};
+    ///
+    /// const CITIES: [&str; 4] = ["Lisbon", "London", "Lyon", "Oslo"];
+    ///
+    /// let server = Server::builder("travel", "1.0.0")
+    ///     .completion(|request| async move {
+    ///         if request.argument != "city" {
+    ///             return Ok(Completion::values(Vec::new()));
+    ///         }
+    ///         let values = CITIES
+    ///             .iter()
+    ///             .filter(|c| c.to_lowercase().starts_with(&request.value.to_lowercase()))
+    ///             .map(|c| c.to_string())
+    ///             .collect();
+    ///         Ok(Completion::values(values))
+    ///     })
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
@@ -146,6 +257,23 @@ impl ServerBuilder {
     }
 
     /// Advertises `logging`, so handlers' `ctx.log()` reaches requests that ask for logs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .logging(true)
+    ///     .tool(tool("work").handler(|call| async move {
+    ///         // Sent only to requests that asked for logs at `info` or below.
+    ///         call.ctx.log(LoggingLevel::Info, Some("work"), serde_json::json!("started")).await?;
+    ///         Ok(CallToolResult::text("done"))
+    ///     }))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn logging(mut self, enabled: bool) -> Self {
         self.features.logging = enabled;
@@ -180,6 +308,20 @@ impl ServerBuilder {
     }
 
     /// Advertises all three `listChanged` flags.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("plugins", "1.0.0")
+    ///     .list_changed(true)
+    ///     .resources_subscribe(true)
+    ///     .build()?;
+    /// // Listeners that opted in hear `notifications/tools/list_changed`.
+    /// server.add_tool(tool("late").handler(|_call| async { Ok(CallToolResult::text("hi")) }))?;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn list_changed(self, enabled: bool) -> Self {
         self.tools_list_changed(enabled)
@@ -190,6 +332,18 @@ impl ServerBuilder {
     /// Advertises `resources.subscribe`: listeners may name URIs in `resourceSubscriptions`
     /// and receive `notifications/resources/updated` when the application calls
     /// [`Server::notify_resource_updated`] for one of them or a sub-resource.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("files", "1.0.0").resources_subscribe(true).build()?;
+    /// // Later, when the file changes: listeners subscribed to it (or to `file:///logs/`) hear
+    /// // `notifications/resources/updated`.
+    /// server.notify_resource_updated("file:///logs/app.log");
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn resources_subscribe(mut self, enabled: bool) -> Self {
         self.features.resources_subscribe = enabled;
@@ -199,6 +353,23 @@ impl ServerBuilder {
     /// The bus changes are published to and listen streams subscribe to. Default: a new
     /// [`InProcessBus`] per server. Give several servers (or instances) one bus to share
     /// notifications between them.
+    ///
+    /// # Examples
+    ///
+    /// Two servers (say, two instances behind one load balancer, here in one process) whose
+    /// listeners hear each other's changes:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use smcp_server::{ChangeBus, InProcessBus, Server};
+    ///
+    /// let bus: Arc<dyn ChangeBus> = Arc::new(InProcessBus::new());
+    /// let a = Server::builder("a", "1.0.0").change_bus(bus.clone()).build()?;
+    /// let b = Server::builder("b", "1.0.0").change_bus(bus).build()?;
+    /// a.notify_resource_updated("file:///shared.txt"); // b's listeners hear it too
+    /// # let _ = b;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
         self.bus = Some(bus);
@@ -206,6 +377,24 @@ impl ServerBuilder {
     }
 
     /// Limits and keep-alive of `subscriptions/listen` streams.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use smcp_server::{ListenConfig, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .list_changed(true)
+    ///     .listen(ListenConfig {
+    ///         keep_alive: Duration::from_secs(30),
+    ///         max_streams_per_address: 50,
+    ///         ..ListenConfig::default()
+    ///     })
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn listen(mut self, config: ListenConfig) -> Self {
         self.listen = config;
@@ -213,6 +402,24 @@ impl ServerBuilder {
     }
 
     /// Host and Origin allow-lists (default: loopback only).
+    ///
+    /// # Examples
+    ///
+    /// A server reachable as `mcp.example.com` and called from one web app:
+    ///
+    /// ```
+    /// use smcp_server::{SecurityPolicy, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .security(
+    ///         SecurityPolicy::loopback()
+    ///             .allow_host("mcp.example.com")
+    ///             .allow_origin("https://app.example.com"),
+    ///     )
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn security(mut self, policy: SecurityPolicy) -> Self {
         self.security = policy;
@@ -220,6 +427,22 @@ impl ServerBuilder {
     }
 
     /// Request limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::{Limits, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .limits(Limits {
+    ///         max_body_bytes: 512 * 1024,
+    ///         page_size: 50,
+    ///         ..Limits::default()
+    ///     })
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -227,6 +450,24 @@ impl ServerBuilder {
     }
 
     /// Caching hints for the cacheable methods.
+    ///
+    /// # Examples
+    ///
+    /// Tool lists stay fresh for ten minutes and may be shared between users:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use smcp_server::{CacheConfig, CacheHint, CacheScope, Server};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .cache(CacheConfig {
+    ///         tools_list: CacheHint::new(Duration::from_secs(600), CacheScope::Public),
+    ///         ..CacheConfig::default()
+    ///     })
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn cache(mut self, cache: CacheConfig) -> Self {
         self.cache = cache;
@@ -235,6 +476,26 @@ impl ServerBuilder {
 
     /// Multi round-trip settings: the `requestState` key ring, TTL and caps. Without it the
     /// server seals with a random key of its own, so retries only work on this instance.
+    ///
+    /// # Examples
+    ///
+    /// Every instance configured with the same key (e.g. from an environment variable), so a retry
+    /// may land on any of them:
+    ///
+    /// ```
+    /// use smcp_server::mrtr::{Key, KeyRing, MrtrConfig};
+    /// use smcp_server::Server;
+    ///
+    /// # fn main() -> anyhow::Result<()> {
+    /// # let spec = Key::generate("k1")?.to_spec();
+    /// // `spec` is `ID:BASE64` (32 bytes), e.g. read from `SMCP_STATE_KEY`.
+    /// let keys = KeyRing::new(Key::parse(&spec)?);
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .mrtr(MrtrConfig::new(keys))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok(()) }
+    /// ```
     #[must_use]
     pub fn mrtr(mut self, config: MrtrConfig) -> Self {
         self.mrtr = Some(config);
@@ -246,6 +507,19 @@ impl ServerBuilder {
     /// [`MemoryReplayGuard`](crate::mrtr::MemoryReplayGuard) of
     /// [`DEFAULT_REPLAY_CAPACITY`](crate::mrtr::DEFAULT_REPLAY_CAPACITY) ids, which guards this instance only; instances that share
     /// state keys need a shared guard here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::mrtr::MemoryReplayGuard;
+    /// use smcp_server::Server;
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .replay_guard(MemoryReplayGuard::new(100_000))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn replay_guard(mut self, guard: impl ReplayGuard) -> Self {
         self.replay = Some(Arc::new(guard));
@@ -255,6 +529,36 @@ impl ServerBuilder {
     /// Registers a protocol extension (see [`crate::extension`]), e.g. SEP-2631 file
     /// transfer from `smcp-files`. Extensions wrap tool calls in registration order, the
     /// first outermost.
+    ///
+    /// # Examples
+    ///
+    /// An extension that only wraps tool calls (every hook has a default):
+    ///
+    /// ```
+    /// use smcp_server::extension::ToolOutcome;
+    /// use smcp_server::tools::BoxFuture;
+    /// use smcp_server::{Extension, Next, Server, ToolCall};
+    ///
+    /// struct Audit;
+    ///
+    /// impl Extension for Audit {
+    ///     fn name(&self) -> &'static str {
+    ///         "example.com/audit"
+    ///     }
+    ///
+    ///     fn tool_call(&self, call: ToolCall, next: Next) -> BoxFuture<ToolOutcome> {
+    ///         tracing::info!(tool = %call.name, "tool called");
+    ///         next.run(call)
+    ///     }
+    /// }
+    ///
+    /// let server = Server::builder("demo", "1.0.0").extension(Audit).build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    ///
+    /// SEP-2631 file transfer is registered the same way: `.extension(files)` with an
+    /// `smcp_files::Files`.
     #[must_use]
     pub fn extension(mut self, extension: impl Extension) -> Self {
         self.extensions.push(Arc::new(extension));
@@ -262,6 +566,24 @@ impl ServerBuilder {
     }
 
     /// Validates every definition and builds the server.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the definition at fault: an invalid tool name or schema, a missing
+    /// handler, an invalid URI template, two items with one name, an extension that refuses a tool
+    /// or claims a method twice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let err = Server::builder("demo", "1.0.0")
+    ///     .tool(tool("has space").handler(|_call| async { Ok(CallToolResult::text("")) }))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("has space"), "{err}");
+    /// ```
     pub fn build(self) -> Result<Server, BuildError> {
         let extensions: Arc<[Arc<dyn Extension>]> = self.extensions.into();
         let mut extension_methods = HashMap::new();

@@ -14,6 +14,32 @@ use crate::core::context::RequestContext;
 pub const MAX_COMPLETION_VALUES: usize = 100;
 
 /// One `completion/complete` as the handler sees it.
+///
+/// # Examples
+///
+/// Completes the `language` argument of the `translate` prompt; other references get nothing:
+///
+/// ```
+/// use smcp_server::proto::server::utilities::completion::CompletionReference;
+/// use smcp_server::{Completion, CompletionRequest, Server};
+///
+/// async fn complete(request: CompletionRequest) -> Result<Completion, smcp_server::HandlerError> {
+///     let for_translate = matches!(&request.reference, CompletionReference::Prompt(p) if p.name == "translate");
+///     if !for_translate || request.argument != "language" {
+///         return Ok(Completion::values(Vec::new()));
+///     }
+///     let values = ["English", "French", "German"]
+///         .into_iter()
+///         .filter(|l| l.starts_with(request.value.as_str()))
+///         .map(String::from)
+///         .collect();
+///     Ok(Completion::values(values))
+/// }
+///
+/// let server = Server::builder("demo", "1.0.0").completion(complete).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 #[derive(Debug)]
 pub struct CompletionRequest {
     /// The prompt (`ref/prompt`) or resource template (`ref/resource`).

@@ -20,6 +20,41 @@ use tokio_util::sync::CancellationToken;
 /// The authenticated caller, as established by an authentication layer in front of the
 /// server (over HTTP: insert it as a request extension). `requestState` and SEP-2631 files are
 /// bound to it, so what was minted for one principal is refused to another.
+///
+/// # Examples
+///
+/// Over HTTP, an authentication layer in front of the service inserts it as a request
+/// extension; handlers read it from their context:
+///
+/// ```
+/// use axum::extract::Request;
+/// use axum::middleware::{self, Next};
+/// use axum::response::Response;
+/// use smcp_server::prelude::*;
+/// use smcp_server::Principal;
+///
+/// async fn authenticate(mut request: Request, next: Next) -> Response {
+///     // A real layer verifies a token; this one trusts a header.
+///     let user = request.headers().get("x-user").and_then(|v| v.to_str().ok()).map(str::to_owned);
+///     if let Some(user) = user {
+///         request.extensions_mut().insert(Principal(user));
+///     }
+///     next.run(request).await
+/// }
+///
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool(tool("whoami").handler(|call| async move {
+///         let who = call.ctx.principal().map_or("anonymous", |p| p.0.as_str());
+///         Ok(CallToolResult::text(who))
+///     }))
+///     .build()?;
+/// let app = server.router("/mcp").layer(middleware::from_fn(authenticate));
+/// # let _ = app;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
+///
+/// Over stdio, give it once for the connection with
+/// [`StdioOptions::principal`](crate::StdioOptions::principal).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal(pub String);
 
@@ -69,6 +104,24 @@ pub(crate) struct EventSink {
 }
 
 /// Everything a handler may know about and do for its request.
+///
+/// Handlers find it in `call.ctx` ([`ToolCall`](crate::ToolCall)), `read.ctx`, `get.ctx` and
+/// `request.ctx`.
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let report = tool("report").handler(|call| async move {
+///     let ctx = &call.ctx;
+///     if !ctx.has_capability(&["elicitation"]) {
+///         ctx.log(LoggingLevel::Warning, None, serde_json::json!("no elicitation")).await?;
+///     }
+///     ctx.progress(1.0, Some(2.0), Some("halfway")).await?;
+///     Ok(CallToolResult::text(format!("request {:?}", ctx.request_id())))
+/// });
+/// ```
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     inner: Arc<ContextInner>,
@@ -150,6 +203,29 @@ impl RequestContext {
 
     /// A context for calling a handler directly, e.g. in a unit test: no stream, never
     /// cancelled unless `cancel` fires.
+    ///
+    /// # Examples
+    ///
+    /// Runs a handler's logic without a server, as a unit test would:
+    ///
+    /// ```
+    /// use serde_json::Map;
+    /// use smcp_server::proto::jsonrpc::RequestId;
+    /// use smcp_server::RequestContext;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// async fn work(ctx: &RequestContext) -> Result<u32, smcp_server::NotifyError> {
+    ///     ctx.progress(1.0, None, None).await?; // no stream: sends nothing
+    ///     Ok(42)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let ctx = RequestContext::detached(RequestId::from(1), "tools/call", Map::new(), CancellationToken::new());
+    /// assert_eq!(work(&ctx).await, Ok(42));
+    /// assert!(ctx.server().is_none());
+    /// # }
+    /// ```
     pub fn detached(
         id: RequestId,
         method: &str,
@@ -175,6 +251,19 @@ impl RequestContext {
     }
 
     /// The same detached context, acting for `principal` (for tests of principal binding).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::Map;
+    /// use smcp_server::proto::jsonrpc::RequestId;
+    /// use smcp_server::{Principal, RequestContext};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let ctx = RequestContext::detached(RequestId::from(1), "tools/call", Map::new(), CancellationToken::new())
+    ///     .with_principal(Principal("alice".into()));
+    /// assert_eq!(ctx.principal(), Some(&Principal("alice".into())));
+    /// ```
     #[must_use]
     pub fn with_principal(self, principal: Principal) -> Self {
         let inner = &self.inner;
@@ -199,6 +288,22 @@ impl RequestContext {
     /// [`RequestContext::log`] succeed and send nothing (a task's progress and log
     /// notifications are not sent, SEP-2663), unless `cancel` has fired; so a handler that
     /// reports progress runs unchanged either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let index = tool("reindex").handler(|call| async move {
+    ///     let ctx = call.ctx.detach(CancellationToken::new());
+    ///     tokio::spawn(async move {
+    ///         // Runs on after the response; progress is accepted and not sent.
+    ///         let _ = ctx.progress(1.0, None, None).await;
+    ///     });
+    ///     Ok(CallToolResult::text("reindexing started"))
+    /// });
+    /// ```
     #[must_use]
     pub fn detach(&self, cancel: CancellationToken) -> Self {
         let inner = &self.inner;
@@ -233,6 +338,19 @@ impl RequestContext {
     /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
     /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
     /// [`crate::Server::notify_resource_updated`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let enable = tool("enable_admin").handler(|call| async move {
+    ///     if let Some(server) = call.ctx.server() {
+    ///         let admin = tool("admin").handler(|_call| async { Ok(CallToolResult::text("ok")) });
+    ///         server.replace_tool(admin).map_err(|e| HandlerError::internal(e.to_string()))?;
+    ///     }
+    ///     Ok(CallToolResult::text("admin tool enabled"))
+    /// });
+    /// ```
     pub fn server(&self) -> Option<&crate::core::server::Server> {
         self.inner.server.0.as_ref()
     }
@@ -284,6 +402,19 @@ impl RequestContext {
 
     /// Whether the client declared the capability at this path, e.g. `["elicitation"]` or
     /// `["sampling", "tools"]`. A capability is declared when its member is an object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let plan = tool("plan").handler(|call| async move {
+    ///     if call.ctx.has_capability(&["sampling", "tools"]) {
+    ///         Ok(CallToolResult::text("the client's model can use tools"))
+    ///     } else {
+    ///         Ok(CallToolResult::text("plain sampling only"))
+    ///     }
+    /// });
+    /// ```
     pub fn has_capability(&self, path: &[&str]) -> bool {
         let mut current = self.client_capabilities();
         for (i, key) in path.iter().enumerate() {
@@ -307,11 +438,39 @@ impl RequestContext {
     }
 
     /// Completes when the client closes the response stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use smcp_server::prelude::*;
+    /// let wait = tool("wait").handler(|call| async move {
+    ///     tokio::select! {
+    ///         () = tokio::time::sleep(Duration::from_secs(30)) => Ok(CallToolResult::text("waited")),
+    ///         () = call.ctx.cancelled() => Err(HandlerError::failed("cancelled")),
+    ///     }
+    /// });
+    /// ```
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await;
     }
 
     /// A clone of the cancellation token, to hand to work spawned by the handler.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let crawl = tool("crawl").handler(|call| async move {
+    ///     let token = call.ctx.cancellation_token();
+    ///     let job = tokio::spawn(async move {
+    ///         // Stops early when the client goes away.
+    ///         token.run_until_cancelled(async { 7 }).await
+    ///     });
+    ///     let pages = job.await.ok().flatten().unwrap_or(0);
+    ///     Ok(CallToolResult::text(format!("{pages} pages")))
+    /// });
+    /// ```
     pub fn cancellation_token(&self) -> CancellationToken {
         self.inner.cancel.clone()
     }
@@ -319,6 +478,25 @@ impl RequestContext {
     /// Sends `notifications/progress`. A no-op when the client sent no progress token or
     /// the response cannot stream; fails when the request was cancelled or the value does
     /// not increase. Waits when the client reads slowly (bounded buffer).
+    ///
+    /// # Errors
+    ///
+    /// [`NotifyError::Cancelled`] once the client has gone,
+    /// [`NotifyError::ProgressNotIncreasing`] for a value not above the last one sent. Both
+    /// convert into [`HandlerError`](crate::HandlerError), so `?` ends the handler.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let upload = tool("import").handler(|call| async move {
+    ///     let rows = 1_000;
+    ///     for done in (100..=rows).step_by(100) {
+    ///         call.ctx.progress(f64::from(done), Some(f64::from(rows)), Some("importing")).await?;
+    ///     }
+    ///     Ok(CallToolResult::text("imported"))
+    /// });
+    /// ```
     pub async fn progress(
         &self,
         progress: f64,
@@ -359,6 +537,24 @@ impl RequestContext {
     /// Sends `notifications/message` when the request asked for logs at or below `level`
     /// (`_meta["io.modelcontextprotocol/logLevel"]`) and the server declared logging.
     /// Otherwise does nothing: a server must not log to a request that did not opt in.
+    ///
+    /// # Errors
+    ///
+    /// [`NotifyError::Cancelled`] once the client has gone; `?` ends the handler.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let sync = tool("sync").handler(|call| async move {
+    ///     call.ctx
+    ///         .log(LoggingLevel::Debug, Some("sync"), serde_json::json!({"step": "fetch"}))
+    ///         .await?;
+    ///     Ok(CallToolResult::text("synced"))
+    /// });
+    /// ```
+    ///
+    /// The server must advertise logging ([`ServerBuilder::logging`](crate::ServerBuilder::logging)).
     pub async fn log(
         &self,
         level: LoggingLevel,

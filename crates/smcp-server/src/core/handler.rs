@@ -9,6 +9,25 @@ use smcp_proto::error::ErrorObject;
 /// `isError: true` (so the model can read it and correct itself, `server/tools.mdx`
 /// §Error Handling); for resources, prompts and completion it becomes a −32603 error.
 /// `Rpc` is sent as the JSON-RPC error it carries.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// let divide = tool("divide").handler(|call| async move {
+///     let a = call.arguments.get("a").and_then(|v| v.as_f64());
+///     let b = call.arguments.get("b").and_then(|v| v.as_f64());
+///     let (Some(a), Some(b)) = (a, b) else {
+///         // −32602: the request itself is wrong.
+///         return Err(HandlerError::invalid_params("a and b must be numbers"));
+///     };
+///     if b == 0.0 {
+///         // An `isError` result the model reads and can correct.
+///         return Err(HandlerError::failed("cannot divide by zero"));
+///     }
+///     Ok(CallToolResult::text((a / b).to_string()))
+/// });
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandlerError {

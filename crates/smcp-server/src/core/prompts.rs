@@ -13,6 +13,22 @@ use super::tools::BoxFuture;
 use crate::core::context::RequestContext;
 
 /// One `prompts/get` as the handler sees it.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// let translate = prompt("translate")
+///     .argument("text", "What to translate", true)
+///     .argument("to", "Target language (default: English)", false)
+///     .handler(|get: PromptGet| async move {
+///         let to = get.arg("to").unwrap_or("English");
+///         let text = get.arg("text").unwrap_or_default();
+///         Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+///             "Translate into {to}:\n{text}"
+///         ))]))
+///     });
+/// ```
 #[derive(Debug)]
 pub struct PromptGet {
     /// The prompt's name.
@@ -49,6 +65,27 @@ where
 }
 
 /// Starts the definition of a prompt.
+///
+/// Declare its arguments with [`PromptBuilder::argument`] and render it with
+/// [`PromptBuilder::handler`], or derive both from a type with [`PromptBuilder::typed`].
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let standup = prompt("standup")
+///     .title("Daily stand-up")
+///     .description("Summarize yesterday's work")
+///     .handler(|_get| async {
+///         Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+///             "Summarize what I did yesterday in three bullets.",
+///         )]))
+///     });
+/// let server = Server::builder("demo", "1.0.0").prompt(standup).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 pub fn prompt(name: impl Into<String>) -> PromptBuilder {
     PromptBuilder {
         prompt: Prompt::new(name),
@@ -58,6 +95,9 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
 }
 
 /// Builder for a prompt.
+///
+/// Made by [`prompt`]; registered with [`ServerBuilder::prompt`](crate::ServerBuilder::prompt)
+/// or, on a running server, [`Server::add_prompt`](crate::Server::add_prompt).
 pub struct PromptBuilder {
     prompt: Prompt,
     handler: Option<Arc<dyn PromptHandler>>,
@@ -103,6 +143,10 @@ impl PromptBuilder {
     }
 
     /// Declares an argument.
+    ///
+    /// # Examples
+    ///
+    /// See [`PromptGet`].
     #[must_use]
     pub fn argument(
         mut self,

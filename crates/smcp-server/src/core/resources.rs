@@ -16,6 +16,16 @@ use crate::config::CacheHint;
 use crate::core::context::RequestContext;
 
 /// One `resources/read` as the handler sees it.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// let user = resource_template("users://{id}/profile", "profile").handler(|read: ResourceRead| async move {
+///     let id = &read.variables["id"]; // every variable of the template is present
+///     Ok(vec![TextResourceContents::new(&read.uri, format!("user {id}")).into()])
+/// });
+/// ```
 #[derive(Debug)]
 pub struct ResourceRead {
     /// The URI requested.
@@ -45,6 +55,23 @@ where
 }
 
 /// Starts the definition of a concrete resource.
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let config = resource("config://app", "App configuration")
+///     .description("The running configuration")
+///     .mime_type("application/json")
+///     .handler(|read| async move {
+///         let json = serde_json::json!({"debug": false}).to_string();
+///         Ok(vec![TextResourceContents::new(read.uri, json).into()])
+///     });
+/// let server = Server::builder("demo", "1.0.0").resource(config).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
     ResourceBuilder {
         kind: Kind::Resource(Resource::new(uri, name)),
@@ -54,6 +81,29 @@ pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuil
 }
 
 /// Starts the definition of a resource template such as `file:///{+path}`.
+///
+/// The template is an RFC 6570 URI template (checked by
+/// [`ServerBuilder::build`](crate::ServerBuilder::build)); the handler gets the values of its
+/// variables in [`ResourceRead::variables`].
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let files = resource_template("file:///{+path}", "files")
+///     .mime_type("text/plain")
+///     .handler(|read| async move {
+///         let path = read.variables.get("path").cloned().unwrap_or_default();
+///         if path.contains("..") {
+///             return Err(HandlerError::invalid_params("path must not contain .."));
+///         }
+///         Ok(vec![TextResourceContents::new(read.uri, format!("contents of {path}")).into()])
+///     });
+/// let server = Server::builder("demo", "1.0.0").resource(files).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 pub fn resource_template(
     uri_template: impl Into<String>,
     name: impl Into<String>,
@@ -72,6 +122,10 @@ enum Kind {
 }
 
 /// Builder for a resource or a resource template.
+///
+/// Made by [`resource`] or [`resource_template`]; registered with
+/// [`ServerBuilder::resource`](crate::ServerBuilder::resource) or, on a running server,
+/// [`Server::add_resource`](crate::Server::add_resource).
 pub struct ResourceBuilder {
     kind: Kind,
     cache: Option<CacheHint>,
@@ -144,6 +198,20 @@ impl ResourceBuilder {
     }
 
     /// Caching hints for `resources/read` of this resource (default: the server's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use smcp_server::prelude::*;
+    /// use smcp_server::{CacheHint, CacheScope};
+    ///
+    /// let logo = resource("assets://logo.svg", "logo")
+    ///     .cache(CacheHint::new(Duration::from_secs(3600), CacheScope::Public))
+    ///     .handler(|read| async move {
+    ///         Ok(vec![TextResourceContents::new(read.uri, "<svg/>").into()])
+    ///     });
+    /// ```
     #[must_use]
     pub fn cache(mut self, hint: CacheHint) -> Self {
         self.cache = Some(hint);
@@ -151,6 +219,11 @@ impl ResourceBuilder {
     }
 
     /// The async function that reads it.
+    ///
+    /// # Examples
+    ///
+    /// See [`resource`] and [`resource_template`]. A handler may also ask the client for input
+    /// ([`crate::mrtr`]) through `read.input`.
     #[must_use]
     pub fn handler<F, Fut>(mut self, handler: F) -> Self
     where

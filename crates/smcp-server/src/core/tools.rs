@@ -41,6 +41,37 @@ use crate::core::context::RequestContext;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// One `tools/call` as the handler sees it.
+///
+/// # Examples
+///
+/// A handler reads its arguments, reports progress, stops when the client goes away, and can
+/// ask the client for input:
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Count {
+///     to: u32,
+/// }
+///
+/// let count = tool("count")
+///     .input_schema(serde_json::json!({
+///         "type": "object",
+///         "properties": {"to": {"type": "integer", "minimum": 1, "maximum": 100}},
+///         "required": ["to"]
+///     }))
+///     .handler(|call: ToolCall| async move {
+///         let Count { to } = call.args()?;
+///         for i in 1..=to {
+///             if call.ctx.is_cancelled() {
+///                 break;
+///             }
+///             call.ctx.progress(f64::from(i), Some(f64::from(to)), None).await?;
+///         }
+///         Ok(CallToolResult::text(format!("counted to {to}")))
+///     });
+/// ```
 #[derive(Debug)]
 pub struct ToolCall {
     /// The tool's name.
@@ -60,11 +91,39 @@ pub struct ToolCall {
 impl ToolCall {
     /// Deserializes the arguments into `T`; a mismatch is an ordinary tool failure (an
     /// `isError` result, like the schema check's) that names the argument, never its value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// #[derive(serde::Deserialize)]
+    /// struct Search {
+    ///     query: String,
+    ///     #[serde(default)]
+    ///     limit: Option<u32>,
+    /// }
+    ///
+    /// let search = tool("search").handler(|call| async move {
+    ///     let args: Search = call.args()?; // a mismatch is an `isError` result naming the field
+    ///     let limit = args.limit.unwrap_or(10);
+    ///     Ok(CallToolResult::text(format!("top {limit} for {:?}", args.query)))
+    /// });
+    /// ```
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, HandlerError> {
         deserialize_arguments(&self.name, &self.arguments)
     }
 
     /// A string argument, if present.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let greet = tool("greet").handler(|call| async move {
+    ///     let name = call.str_arg("name").unwrap_or("world");
+    ///     Ok(CallToolResult::text(format!("Hello, {name}!")))
+    /// });
+    /// ```
     pub fn str_arg(&self, key: &str) -> Option<&str> {
         self.arguments.get(key).and_then(Value::as_str)
     }
@@ -76,6 +135,18 @@ impl ToolCall {
 
     /// What an extension attached to this tool when it was registered, or the application
     /// with [`ToolBuilder::data`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// struct Region(&'static str);
+    ///
+    /// let lookup = tool("lookup").data(Region("eu")).handler(|call| async move {
+    ///     let region = call.tool_data::<Region>().map_or("?", |r| r.0);
+    ///     Ok(CallToolResult::text(format!("served from {region}")))
+    /// });
+    /// ```
     pub fn tool_data<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
         self.tool.data.get::<T>()
     }
@@ -230,6 +301,25 @@ pub(crate) fn masked_serde_message(message: &str) -> String {
 }
 
 /// Starts the definition of a tool.
+///
+/// The name is 1–128 characters of `[A-Za-z0-9_.-]` (checked by
+/// [`ServerBuilder::build`](crate::ServerBuilder::build)). Give it a handler: untyped with
+/// [`ToolBuilder::handler`], or typed with [`ToolBuilder::typed`].
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let ping = tool("ping")
+///     .title("Ping")
+///     .description("Answers pong")
+///     .annotations(ToolAnnotations::new().read_only(true))
+///     .handler(|_call| async { Ok(CallToolResult::text("pong")) });
+/// let server = Server::builder("demo", "1.0.0").tool(ping).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 pub fn tool(name: impl Into<String>) -> ToolBuilder {
     ToolBuilder {
         tool: Tool::new(name, Map::new()),
@@ -245,6 +335,10 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
 }
 
 /// Builder for a tool definition.
+///
+/// Made by [`tool`]; registered with [`ServerBuilder::tool`](crate::ServerBuilder::tool) or,
+/// on a running server, [`Server::add_tool`](crate::Server::add_tool). See [`tool`] for an
+/// example.
 pub struct ToolBuilder {
     tool: Tool,
     input_schema: Option<Value>,
@@ -283,6 +377,21 @@ impl ToolBuilder {
 
     /// The JSON Schema of the arguments: an object schema (`"type": "object"`). Defaults to
     /// `{"type": "object"}` (no arguments).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let echo = tool("echo")
+    ///     .input_schema(serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": {"text": {"type": "string", "maxLength": 1000}},
+    ///         "required": ["text"]
+    ///     }))
+    ///     .handler(|call| async move {
+    ///         Ok(CallToolResult::text(call.str_arg("text").unwrap_or_default()))
+    ///     });
+    /// ```
     #[must_use]
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.input_schema = Some(schema);
@@ -294,6 +403,24 @@ impl ToolBuilder {
     /// (`server/tools.mdx` §Output Schema: servers MUST provide structured results that
     /// conform), and answers −32603 naming the first failing path when it does not (a bug in
     /// the tool, logged at `error`). Results with `isError: true` are not checked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let stats = tool("stats")
+    ///     .output_schema(serde_json::json!({
+    ///         "type": "object",
+    ///         "properties": {"count": {"type": "integer"}},
+    ///         "required": ["count"]
+    ///     }))
+    ///     .handler(|_call| async {
+    ///         // `structured` also puts the JSON in a text block for clients that read only text.
+    ///         Ok(CallToolResult::structured(serde_json::json!({"count": 42})))
+    ///     });
+    /// ```
+    ///
+    /// With a typed handler, return [`Json`](crate::typed::Json) and the schema is derived.
     #[must_use]
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(schema);
@@ -301,6 +428,15 @@ impl ToolBuilder {
     }
 
     /// Behaviour hints (`readOnlyHint`, `destructiveHint`, …).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let delete = tool("delete_note")
+    ///     .annotations(ToolAnnotations::new().destructive(true).idempotent(true))
+    ///     .handler(|_call| async { Ok(CallToolResult::text("deleted")) });
+    /// ```
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
@@ -324,6 +460,24 @@ impl ToolBuilder {
     /// The tool cannot run unless the client declared this top-level capability on the
     /// request (e.g. `"sampling"`); otherwise the call fails with −32021 before the handler
     /// runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// use smcp_server::proto::client::sampling::{CreateMessageRequestParams, SamplingMessage};
+    ///
+    /// let summarize = tool("summarize")
+    ///     .requires_client_capability("sampling")
+    ///     .handler(|call| async move {
+    ///         let params = CreateMessageRequestParams::new(
+    ///             vec![SamplingMessage::user_text("Summarize: ...")],
+    ///             200,
+    ///         );
+    ///         let answer = call.input.ask(mrtr::sample("summary", params))?;
+    ///         Ok(CallToolResult::text(format!("{:?}", answer.content)))
+    ///     });
+    /// ```
     #[must_use]
     pub fn requires_client_capability(mut self, capability: impl Into<String>) -> Self {
         self.required_capabilities.push(capability.into());
@@ -334,6 +488,22 @@ impl ToolBuilder {
     /// the same state is refused (−32602) before the handler runs, checked by the server's
     /// [`crate::mrtr::ReplayGuard`]. The default for a tool annotated destructive
     /// (`destructiveHint: true`, not read-only); [`Self::reusable_state`] opts out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let pay = tool("pay")
+    ///     .single_use_state() // a replayed confirmation is refused
+    ///     .handler(|call| async move {
+    ///         let answer = call.input.ask(mrtr::elicit_form(
+    ///             "confirm",
+    ///             "Pay 10 EUR?",
+    ///             serde_json::json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+    ///         ))?;
+    ///         Ok(CallToolResult::text(format!("{:?}", answer.action)))
+    ///     });
+    /// ```
     #[must_use]
     pub fn single_use_state(mut self) -> Self {
         self.single_use_state = Some(true);
@@ -351,6 +521,10 @@ impl ToolBuilder {
     /// Attaches `value` to the tool, for an extension to read when the tool is registered
     /// ([`crate::Extension::register_tool`]'s `data`) and on every call
     /// ([`ToolCall::tool_data`]); e.g. `smcp-tasks`' `TaskSupport`. One value per type.
+    ///
+    /// # Examples
+    ///
+    /// See [`ToolCall::tool_data`].
     #[must_use]
     pub fn data<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
         self.data.insert(value);
@@ -383,6 +557,52 @@ impl ToolBuilder {
     /// [`Json`](crate::typed::Json) result derives its `outputSchema`. Arguments that pass
     /// the schema but do not deserialize get the same `isError` result as the schema check,
     /// naming the argument. See [`crate::typed`].
+    ///
+    /// # Examples
+    ///
+    /// The handler's success value is a [`CallToolResult`], a `String`, or a typed
+    /// [`Json`](crate::typed::Json) result (which also derives and enforces the `outputSchema`):
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// /// Arguments of `weather`.
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Weather {
+    ///     /// City name.
+    ///     city: String,
+    /// }
+    ///
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Forecast {
+    ///     celsius: f64,
+    /// }
+    ///
+    /// let weather = tool("weather").typed(|_call, args: Weather| async move {
+    ///     let _ = args.city;
+    ///     Ok(Json(Forecast { celsius: 21.5 }))
+    /// });
+    /// let server = Server::builder("demo", "1.0.0").tool(weather).build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    ///
+    /// An `async fn` works as well as a closure:
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Shout {
+    ///     text: String,
+    /// }
+    ///
+    /// async fn shout(_call: ToolCall, args: Shout) -> ToolResult<String> {
+    ///     Ok(args.text.to_uppercase())
+    /// }
+    ///
+    /// let tool = tool("shout").typed(shout);
+    /// ```
     #[cfg(feature = "schemars")]
     #[must_use]
     pub fn typed<A, F, Fut, O>(mut self, handler: F) -> Self
@@ -407,6 +627,21 @@ impl ToolBuilder {
 
     /// Derives the `inputSchema` from `A` (for a [`ToolBuilder::handler`] that reads
     /// [`ToolCall::args`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Query {
+    ///     q: String,
+    /// }
+    ///
+    /// let search = tool("search").input_type::<Query>().handler(|call| async move {
+    ///     let query: Query = call.args()?;
+    ///     Ok(CallToolResult::text(query.q))
+    /// });
+    /// ```
     #[cfg(feature = "schemars")]
     #[must_use]
     pub fn input_type<A: schemars::JsonSchema>(mut self) -> Self {
@@ -416,6 +651,22 @@ impl ToolBuilder {
 
     /// Derives the `outputSchema` from `T` (for a handler that builds its `structuredContent`
     /// itself, e.g. with [`crate::typed::structured_result`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// use smcp_server::typed::structured_result;
+    ///
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Total {
+    ///     sum: i64,
+    /// }
+    ///
+    /// let total = tool("total")
+    ///     .output_type::<Total>()
+    ///     .handler(|_call| async { structured_result(&Total { sum: 3 }) });
+    /// ```
     #[cfg(feature = "schemars")]
     #[must_use]
     pub fn output_type<T: schemars::JsonSchema>(mut self) -> Self {
@@ -424,6 +675,28 @@ impl ToolBuilder {
     }
 
     /// Like [`ToolBuilder::handler`], for a type implementing [`ToolHandler`] itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    /// use smcp_server::tools::BoxFuture;
+    /// use smcp_server::ToolHandler;
+    ///
+    /// /// A handler with configuration of its own.
+    /// struct Greeter {
+    ///     greeting: String,
+    /// }
+    ///
+    /// impl ToolHandler for Greeter {
+    ///     fn call(&self, call: ToolCall) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+    ///         let text = format!("{}, {}!", self.greeting, call.str_arg("name").unwrap_or("you"));
+    ///         Box::pin(async move { Ok(CallToolResult::text(text)) })
+    ///     }
+    /// }
+    ///
+    /// let hello = tool("hello").handler_impl(Greeter { greeting: "Hello".into() });
+    /// ```
     #[must_use]
     pub fn handler_impl(mut self, handler: impl ToolHandler) -> Self {
         self.handler = Some(Arc::new(handler));

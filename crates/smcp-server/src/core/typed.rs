@@ -60,6 +60,24 @@ pub use schemars;
 /// a tool that returns structured content SHOULD also return it as text). Returning it from
 /// a handler also derives the tool's `outputSchema` from `T`, and the server validates every
 /// result against it before it is sent.
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Stock {
+///     sku: String,
+///     count: u32,
+/// }
+///
+/// let stock = tool("stock").typed(|_call, sku: Sku| async move {
+///     Ok(Json(Stock { sku: sku.sku, count: 3 }))
+/// });
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct Sku { sku: String }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);
 
@@ -75,6 +93,17 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
 
 /// A success result whose `structuredContent` is `value` serialized, with the same JSON as its
 /// one text block (for a handler that declares its `outputSchema` by hand).
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::typed::structured_result;
+///
+/// let result = structured_result(&serde_json::json!({"count": 2}))?;
+/// assert_eq!(result.structured_content, Some(serde_json::json!({"count": 2})));
+/// assert_eq!(result.text_content(), r#"{"count":2}"#);
+/// # Ok::<(), smcp_server::HandlerError>(())
+/// ```
 pub fn structured_result<T: Serialize + ?Sized>(value: &T) -> Result<CallToolResult, HandlerError> {
     serde_json::to_value(value)
         .map(CallToolResult::structured)
@@ -89,6 +118,20 @@ fn settings() -> SchemaSettings {
 }
 
 /// The `inputSchema` for arguments of type `T` (what `T` deserializes from).
+///
+/// # Examples
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Args {
+///     city: String,
+///     days: Option<u8>,
+/// }
+///
+/// let schema = smcp_server::typed::input_schema::<Args>();
+/// assert_eq!(schema["type"], "object");
+/// assert_eq!(schema["required"], serde_json::json!(["city"]));
+/// ```
 pub fn input_schema<T: JsonSchema + ?Sized>() -> Value {
     let schema = settings()
         .for_deserialize()
@@ -102,6 +145,18 @@ pub fn input_schema<T: JsonSchema + ?Sized>() -> Value {
 }
 
 /// The `outputSchema` for results of type `T` (what `T` serializes to).
+///
+/// # Examples
+///
+/// ```
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Forecast {
+///     celsius: f64,
+/// }
+///
+/// let schema = smcp_server::typed::output_schema::<Forecast>();
+/// assert_eq!(schema["properties"]["celsius"]["type"], "number");
+/// ```
 pub fn output_schema<T: JsonSchema + ?Sized>() -> Value {
     settings()
         .for_serialize()
@@ -143,6 +198,25 @@ fn header_fields_not_null(schema: &mut Map<String, Value>) {
 /// What `T` has that a form cannot ask, naming the field: a nested object, an array of
 /// anything but an enum, a number with a `format` the form cannot enforce is dropped rather
 /// than refused.
+///
+/// # Examples
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Signup {
+///     email: String,
+///     newsletter: Option<bool>,
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Nested {
+///     address: Signup,
+/// }
+///
+/// assert!(smcp_server::typed::elicitation_schema::<Signup>().is_ok());
+/// let err = smcp_server::typed::elicitation_schema::<Nested>().unwrap_err();
+/// assert!(err.contains("address"), "{err}");
+/// ```
 pub fn elicitation_schema<T: JsonSchema + ?Sized>() -> Result<ElicitRequestedSchema, String> {
     let Value::Object(mut root) = input_schema::<T>() else {
         return Err("the type's schema is not an object".to_owned());
@@ -243,6 +317,23 @@ fn form_field(field: Value) -> Result<Value, String> {
 /// # Errors
 ///
 /// A field that is not a string, naming it.
+///
+/// # Examples
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Review {
+///     /// The code to review.
+///     code: String,
+///     focus: Option<String>,
+/// }
+///
+/// let arguments = smcp_server::typed::prompt_arguments::<Review>()?;
+/// assert_eq!(arguments[0].name, "code");
+/// assert_eq!(arguments[0].required, Some(true));
+/// assert_eq!(arguments[0].description.as_deref(), Some("The code to review."));
+/// # Ok::<(), String>(())
+/// ```
 pub fn prompt_arguments<T: JsonSchema + ?Sized>() -> Result<Vec<PromptArgument>, String> {
     let root = input_schema::<T>();
     if root.get("type").and_then(Value::as_str) != Some("object") {
