@@ -8,6 +8,22 @@ use std::time::Duration;
 pub use smcp_proto::basic::CacheScope;
 
 /// Bounds on what one request may cost.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use smcp_server::{Limits, Server};
+///
+/// let limits = Limits {
+///     max_body_bytes: 1024 * 1024,
+///     cancel_grace: Duration::from_secs(1),
+///     ..Limits::default()
+/// };
+/// let server = Server::builder("demo", "1.0.0").limits(limits).build()?;
+/// # let _ = server;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
@@ -42,6 +58,10 @@ impl Default for Limits {
 /// needs the peer address: [`crate::serve`] provides it, as does axum's
 /// `ConnectInfo<SocketAddr>`; when neither is present (the service driven in-process) only the
 /// total cap applies.
+///
+/// # Examples
+///
+/// See [`ServerBuilder::listen`](crate::ServerBuilder::listen).
 #[derive(Debug, Clone)]
 pub struct ListenConfig {
     /// Comment keep-alive (`:`) after this long without an event, so proxies and clients do
@@ -72,6 +92,17 @@ impl Default for ListenConfig {
 }
 
 /// `ttlMs` and `cacheScope` of a cacheable result.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use smcp_server::{CacheHint, CacheScope};
+///
+/// let hint = CacheHint::new(Duration::from_secs(90), CacheScope::Public);
+/// assert_eq!(hint.ttl_ms(), 90_000);
+/// assert_eq!(CacheHint::no_cache().ttl_ms(), 0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheHint {
     /// How long the result stays fresh.
@@ -99,6 +130,11 @@ impl CacheHint {
 
 /// Caching hints per cacheable method. Lists default to one minute, private (lists may vary
 /// by authorization); reads default to no caching unless the resource sets its own hint.
+///
+/// # Examples
+///
+/// See [`ServerBuilder::cache`](crate::ServerBuilder::cache), and
+/// [`ResourceBuilder::cache`](crate::ResourceBuilder::cache) for one resource.
 #[derive(Debug, Clone)]
 pub struct CacheConfig {
     /// `server/discover`.

@@ -8,6 +8,28 @@
 //! Plain settings: the HTTP layer enforces them (`http/head.rs`).
 
 /// Which `Host` values and which `Origin` values are accepted.
+///
+/// The default ([`SecurityPolicy::loopback`]) suits a server on the developer's machine; a
+/// deployed server names its public host, and the web origins allowed to call it from a
+/// browser.
+///
+/// # Examples
+///
+/// ```
+/// use smcp_server::SecurityPolicy;
+///
+/// let policy = SecurityPolicy::loopback()
+///     .allow_host("mcp.example.com")
+///     .allow_origin("https://app.example.com");
+/// assert!(policy.host_allowed("mcp.example.com:443"));
+/// assert!(policy.host_allowed("localhost:8931"));
+/// assert!(!policy.host_allowed("attacker.example"));
+/// assert!(policy.origin_allowed("https://app.example.com"));
+/// assert!(policy.origin_allowed("http://localhost:3000"));
+/// assert!(!policy.origin_allowed("https://evil.example"));
+/// ```
+///
+/// Register it with [`ServerBuilder::security`](crate::ServerBuilder::security).
 #[derive(Debug, Clone)]
 pub struct SecurityPolicy {
     hosts: Allow,

@@ -57,6 +57,19 @@ impl Server {
 
     /// Adds a tool; fails on a bad definition or when a tool of that name exists. Publishes
     /// `tools/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::prelude::*;
+    ///
+    /// let server = Server::builder("plugins", "1.0.0").tools_list_changed(true).build()?;
+    /// server.add_tool(tool("hello").handler(|_call| async { Ok(CallToolResult::text("hi")) }))?;
+    /// // A second tool of the same name is refused; `replace_tool` swaps it instead.
+    /// assert!(server.add_tool(tool("hello").handler(|_call| async { Ok(CallToolResult::text("")) })).is_err());
+    /// assert!(server.remove_tool("hello"));
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), BuildError> {
         let mut entry = tool.build()?;
         super::extension::register_tool(&self.shared.extensions, &mut entry)?;
@@ -66,6 +79,18 @@ impl Server {
 
     /// Adds a tool or replaces the one of the same name (keeping its place in the list).
     /// Returns whether one was replaced. Publishes `tools/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// # let server = Server::builder("demo", "1.0.0").build()?;
+    /// let v1 = tool("version").handler(|_call| async { Ok(CallToolResult::text("1")) });
+    /// let v2 = tool("version").handler(|_call| async { Ok(CallToolResult::text("2")) });
+    /// assert!(!server.replace_tool(v1)?); // added
+    /// assert!(server.replace_tool(v2)?); // replaced
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn replace_tool(&self, tool: ToolBuilder) -> Result<bool, BuildError> {
         let mut entry = tool.build()?;
         super::extension::register_tool(&self.shared.extensions, &mut entry)?;
@@ -96,6 +121,17 @@ impl Server {
 
     /// Adds a prompt; fails on a bad definition or a duplicate name. Publishes
     /// `prompts/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// # let server = Server::builder("demo", "1.0.0").prompts_list_changed(true).build()?;
+    /// server.add_prompt(prompt("hello").handler(|_get| async {
+    ///     Ok(GetPromptResult::new(vec![PromptMessage::user_text("Say hello.")]))
+    /// }))?;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn add_prompt(&self, prompt: PromptBuilder) -> Result<(), BuildError> {
         let entry = prompt.build()?;
         let r = self.edit_catalog(|c| c.add_prompt(entry).map(|()| true));
@@ -134,6 +170,18 @@ impl Server {
 
     /// Adds a resource or a resource template; fails on a bad definition or a duplicate URI
     /// (template). Publishes `resources/list_changed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// # let server = Server::builder("demo", "1.0.0").resources_list_changed(true).build()?;
+    /// server.add_resource(resource("notes://today", "Today").handler(|read| async move {
+    ///     Ok(vec![TextResourceContents::new(read.uri, "nothing yet").into()])
+    /// }))?;
+    /// assert!(server.remove_resource("notes://today"));
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn add_resource(&self, resource: ResourceBuilder) -> Result<(), BuildError> {
         let entry = resource.build()?;
         let r = self.edit_catalog(|c| c.add_resource(entry).map(|()| true));
@@ -179,6 +227,28 @@ impl Server {
 
     /// Tells listeners subscribed to `uri` (or to a resource it is a sub-resource of, see
     /// [`smcp_bus::uri_covers`]) that its contents changed: `notifications/resources/updated`.
+    ///
+    /// # Examples
+    ///
+    /// A background task that tells listeners when a file they subscribed to changes:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use smcp_server::Server;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), smcp_server::BuildError> {
+    /// let server = Server::builder("logs", "1.0.0").resources_subscribe(true).build()?;
+    /// let watcher = server.clone();
+    /// tokio::spawn(async move {
+    ///     let mut tick = tokio::time::interval(Duration::from_secs(5));
+    ///     loop {
+    ///         tick.tick().await;
+    ///         watcher.notify_resource_updated("file:///var/log/app.log");
+    ///     }
+    /// });
+    /// # Ok(()) }
+    /// ```
     pub fn notify_resource_updated(&self, uri: &str) {
         self.publish(Change::resource_updated(uri));
     }
@@ -186,6 +256,17 @@ impl Server {
     /// Publishes a change on the bus as is, e.g. `tools/list_changed` when what a tool lists
     /// depends on state outside the catalog. A bus failure is logged, not returned: the
     /// change itself already happened.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::{Change, Server};
+    ///
+    /// # let server = Server::builder("demo", "1.0.0").tools_list_changed(true).build()?;
+    /// // What `tools/list` shows depends on a feature flag that just flipped.
+    /// server.publish(Change::ToolsListChanged);
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn publish(&self, change: Change) {
         tracing::debug!(method = change.method(), "publishing change");
         if let Err(e) = self.shared.bus.publish(change) {
@@ -201,6 +282,23 @@ impl Server {
     /// Ends every open `subscriptions/listen` stream of this instance gracefully (each gets
     /// the listen result, then closes) and refuses new ones with 503. [`crate::serve`] does
     /// this on its own shutdown; call it when serving some other way.
+    ///
+    /// # Examples
+    ///
+    /// Serving with `axum::serve` rather than [`crate::serve`]:
+    ///
+    /// ```no_run
+    /// # async fn run(server: smcp_server::Server) -> anyhow::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+    /// let stopping = server.clone();
+    /// axum::serve(listener, server.router("/mcp"))
+    ///     .with_graceful_shutdown(async move {
+    ///         let _ = tokio::signal::ctrl_c().await;
+    ///         stopping.shutdown(); // listen streams end now, not at the drain timeout
+    ///     })
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     pub fn shutdown(&self) {
         self.shared.listeners.shutdown();
     }

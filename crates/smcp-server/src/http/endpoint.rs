@@ -47,6 +47,16 @@ impl Endpoint {
 
     /// Serves every other path with `router` (e.g. `smcp_files::Files::router`, the SEP-2631
     /// upload and download endpoints).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// let health = axum::Router::new().route("/health", axum::routing::get(|| async { "ok" }));
+    /// let endpoint = server.endpoint("/mcp").fallback(health);
+    /// # let _ = endpoint;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     #[must_use]
     pub fn fallback(mut self, router: axum::Router) -> Self {
         self.other = Some(router);

@@ -45,12 +45,36 @@ use crate::core::server::Server;
 
 impl Server {
     /// The Streamable HTTP endpoint as a tower `Service`; mount it at any path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// let app: axum::Router = axum::Router::new()
+    ///     .route("/health", axum::routing::get(|| async { "ok" }))
+    ///     .route_service("/mcp", server.service());
+    /// # let _ = app;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
     pub fn service(&self) -> McpService {
         McpService::new(self.shared.clone())
     }
 
     /// An axum `Router` serving the endpoint at `path` (e.g. `"/mcp"`), to merge into an app
     /// (and, for SEP-2631, with the file data plane's router).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> anyhow::Result<()> {
+    /// # let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// let app = axum::Router::new()
+    ///     .route("/", axum::routing::get(|| async { "my app" }))
+    ///     .merge(server.router("/mcp"));
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+    /// axum::serve(listener, app).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn router(&self, path: &str) -> axum::Router {
         axum::Router::new().route_service(path, self.service())
     }
@@ -59,6 +83,18 @@ impl Server {
     /// only an MCP server (hand it to [`serve`]): other paths get 404, or go to the router
     /// given with [`Endpoint::fallback`] (e.g. the SEP-2631 data plane). Same behaviour as
     /// [`Server::router`], minus the routing work on every request.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_server::{ServeOptions, serve};
+    ///
+    /// # async fn run() -> anyhow::Result<()> {
+    /// # let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+    /// serve(listener, server.endpoint("/mcp"), ServeOptions::default(), std::future::pending()).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn endpoint(&self, path: &str) -> Endpoint {
         Endpoint::new(path, self.service())
     }

@@ -45,6 +45,20 @@ use crate::drain::Drained;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Settings of [`serve`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use smcp_server::ServeOptions;
+///
+/// let options = ServeOptions {
+///     max_connections: 1_000,
+///     shutdown_timeout: Duration::from_secs(30),
+///     ..ServeOptions::default()
+/// };
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     /// Largest request head (request line and headers) in bytes; larger gets 431.
@@ -140,6 +154,18 @@ impl ConnectionInfo {
     /// The connection the current request arrived on, when [`serve`] accepted it and this is
     /// called from the task serving the request; `None` elsewhere (an app serving
     /// [`crate::Server::router`] itself has axum's `ConnectInfo` instead).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// use smcp_server::ConnectionInfo;
+    ///
+    /// let whoami = tool("peer").handler(|_call| async {
+    ///     let peer = ConnectionInfo::current().map(|c| c.peer().to_string());
+    ///     Ok(CallToolResult::text(peer.unwrap_or_else(|| "unknown".into())))
+    /// });
+    /// ```
     pub fn current() -> Option<Self> {
         CONNECTION.try_with(Clone::clone).ok()
     }
@@ -234,6 +260,33 @@ impl Builders {
 ///
 /// Request bodies arrive as [`RequestBody`]: reading one fails when the client stalls (see
 /// [`ServeOptions::body`]).
+///
+/// # Examples
+///
+/// A server that is only an MCP server, stopped with Ctrl-C:
+///
+/// ```no_run
+/// use smcp_server::prelude::*;
+/// use smcp_server::{ServeOptions, serve};
+///
+/// # async fn run() -> anyhow::Result<()> {
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+///     .build()?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8931").await?;
+/// let shutdown = async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// };
+/// let drained = serve(listener, server.endpoint("/mcp"), ServeOptions::default(), shutdown).await?;
+/// if !drained.is_complete() {
+///     eprintln!("some requests were cut at shutdown: {drained:?}");
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// Any tower service with the same request and response types works, e.g. an axum
+/// [`Router`](axum::Router) from [`Server::router`](crate::Server::router) with layers.
+/// HTTPS: set [`ServeOptions::tls`] (see [`crate::http::tls`]).
 pub async fn serve<S, B>(
     listener: TcpListener,
     service: S,

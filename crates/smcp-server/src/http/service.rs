@@ -41,6 +41,35 @@ use crate::core::server::Shared;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The Streamable HTTP endpoint of a [`crate::Server`]. Cheap to clone.
+///
+/// Made by [`Server::service`](crate::Server::service) (or, at a path,
+/// [`Server::router`](crate::Server::router) and [`Server::endpoint`](crate::Server::endpoint)).
+///
+/// # Examples
+///
+/// Mounted into an existing axum app, behind a middleware of the app's own:
+///
+/// ```
+/// use axum::extract::Request;
+/// use axum::middleware::{self, Next};
+/// use axum::response::Response;
+/// use smcp_server::Server;
+///
+/// async fn log_requests(request: Request, next: Next) -> Response {
+///     let path = request.uri().path().to_owned();
+///     let response = next.run(request).await;
+///     tracing::info!(%path, status = %response.status(), "request");
+///     response
+/// }
+///
+/// let server = Server::builder("demo", "1.0.0").build()?;
+/// let app: axum::Router = axum::Router::new()
+///     .route("/", axum::routing::get(|| async { "my app" }))
+///     .route_service("/mcp", server.service())
+///     .layer(middleware::from_fn(log_requests));
+/// # let _ = app;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct McpService {
     shared: Arc<Shared>,
@@ -52,6 +81,43 @@ impl McpService {
     }
 
     /// Serves one HTTP request.
+    ///
+    /// # Examples
+    ///
+    /// One `tools/call` served in-process, as a test would send it:
+    ///
+    /// ```
+    /// use http_body_util::{BodyExt, Full};
+    /// use smcp_server::prelude::*;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> anyhow::Result<()> {
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+    ///     .build()?;
+    /// let body = serde_json::json!({
+    ///     "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    ///     "params": {"name": "ping", "_meta": {
+    ///         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    ///         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    ///         "io.modelcontextprotocol/clientCapabilities": {}
+    ///     }}
+    /// });
+    /// let request = http::Request::post("/mcp")
+    ///     .header("host", "localhost")
+    ///     .header("content-type", "application/json")
+    ///     .header("accept", "application/json, text/event-stream")
+    ///     .header("mcp-protocol-version", "2026-07-28")
+    ///     .header("mcp-method", "tools/call")
+    ///     .header("mcp-name", "ping")
+    ///     .body(Full::new(bytes::Bytes::from(body.to_string())))?;
+    /// let response = server.service().handle(request).await;
+    /// assert_eq!(response.status(), 200);
+    /// let reply: serde_json::Value =
+    ///     serde_json::from_slice(&response.into_body().collect().await?.to_bytes())?;
+    /// assert_eq!(reply["result"]["content"][0]["text"], "pong");
+    /// # Ok(()) }
+    /// ```
     pub fn handle<B>(
         &self,
         request: Request<B>,

@@ -53,6 +53,19 @@ pub fn server_config_from_pem(
 }
 
 /// A config for [`crate::ServeOptions::tls`] from PEM files.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::path::Path;
+/// use smcp_server::ServeOptions;
+///
+/// # fn main() -> anyhow::Result<()> {
+/// let tls = smcp_server::http::tls::config_from_files(Path::new("cert.pem"), Path::new("key.pem"))?;
+/// let options = ServeOptions { tls: Some(tls), ..ServeOptions::default() };
+/// # let _ = options;
+/// # Ok(()) }
+/// ```
 pub fn config_from_files(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let cert_pem = std::fs::read(cert).map_err(|e| pem_err(cert, e))?;
     let key_pem = std::fs::read(key).map_err(|e| pem_err(key, e))?;

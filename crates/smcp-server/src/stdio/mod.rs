@@ -37,6 +37,19 @@ pub const NEWLINE: Framing = Framing {
 };
 
 /// Limits and settings of a stream connection.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use smcp_server::{Principal, StdioOptions};
+///
+/// let options = StdioOptions::default()
+///     .max_in_flight(32)
+///     .drain_timeout(Duration::from_secs(2))
+///     .principal(Principal("local-user".into()));
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone)]
 pub struct StdioOptions {
     /// Longest line read, in bytes; a longer one is answered with −32600 and skipped.
@@ -103,6 +116,27 @@ impl StdioOptions {
 
 /// Serves `server` on standard input and output until input ends or `shutdown` completes.
 /// Errors are I/O errors reading input (the end of input is not one).
+///
+/// # Examples
+///
+/// A server launched by its client as a child process; log to stderr, never stdout:
+///
+/// ```no_run
+/// use smcp_server::prelude::*;
+/// use smcp_server::{StdioOptions, serve_stdio};
+///
+/// #[tokio::main]
+/// async fn main() -> anyhow::Result<()> {
+///     let server = Server::builder("demo", "1.0.0")
+///         .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+///         .build()?;
+///     let shutdown = async {
+///         let _ = tokio::signal::ctrl_c().await;
+///     };
+///     serve_stdio(&server, shutdown, StdioOptions::default()).await?;
+///     Ok(())
+/// }
+/// ```
 pub async fn serve_stdio(
     server: &Server,
     shutdown: impl Future<Output = ()>,
@@ -120,6 +154,45 @@ pub async fn serve_stdio(
 
 /// Serves `server` on any byte stream with the stdio framing: messages read from `input`,
 /// written to `output`.
+///
+/// # Examples
+///
+/// Over an in-memory pipe: one request in, its response out, then the end of input ends
+/// serving.
+///
+/// ```
+/// use smcp_server::prelude::*;
+/// use smcp_server::{StdioOptions, serve_stream};
+/// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> anyhow::Result<()> {
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+///     .build()?;
+/// let (mut to_server, server_in) = tokio::io::duplex(64 * 1024);
+/// let (server_out, from_server) = tokio::io::duplex(64 * 1024);
+/// let serving = tokio::spawn(async move {
+///     serve_stream(&server, server_in, server_out, std::future::pending(), StdioOptions::default()).await
+/// });
+///
+/// let request = serde_json::json!({
+///     "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+///     "params": {"name": "ping", "_meta": {
+///         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+///         "io.modelcontextprotocol/clientCapabilities": {}
+///     }}
+/// });
+/// to_server.write_all(format!("{request}\n").as_bytes()).await?;
+/// drop(to_server); // end of input: serving drains and returns
+///
+/// let mut lines = BufReader::new(from_server).lines();
+/// let reply: serde_json::Value = serde_json::from_str(&lines.next_line().await?.unwrap_or_default())?;
+/// assert_eq!(reply["result"]["content"][0]["text"], "pong");
+/// assert!(serving.await??.is_complete());
+/// # Ok(()) }
+/// ```
 pub async fn serve_stream<R, W>(
     server: &Server,
     input: R,
@@ -143,6 +216,14 @@ where
 impl Server {
     /// Serves this server on standard input and output (see [`serve_stdio`]), until input
     /// ends or `shutdown` completes.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(server: smcp_server::Server) -> std::io::Result<()> {
+    /// server.serve_stdio(std::future::pending()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn serve_stdio(
         &self,
         shutdown: impl Future<Output = ()>,

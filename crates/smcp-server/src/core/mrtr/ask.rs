@@ -112,6 +112,32 @@ pub struct Elicit {
 
 /// Asks the user to fill a form. `requested_schema` is the restricted JSON Schema of
 /// `client/elicitation.mdx` (a flat object of primitive fields).
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// use smcp_server::proto::client::elicitation::ElicitAction;
+///
+/// let book = tool("book_table").handler(|call| async move {
+///     let answer = call.input.ask(mrtr::elicit_form(
+///         "guests",
+///         "How many guests?",
+///         serde_json::json!({
+///             "type": "object",
+///             "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 12}},
+///             "required": ["count"]
+///         }),
+///     ))?;
+///     if answer.action != ElicitAction::Accept {
+///         return Ok(CallToolResult::text("not booked"));
+///     }
+///     let count = answer.content.as_ref().and_then(|c| c.get("count")).map(|v| format!("{v:?}"));
+///     Ok(CallToolResult::text(format!("booked for {}", count.unwrap_or_default())))
+/// });
+/// ```
+///
+/// To get a typed value back, derive the form from a struct with [`elicit_typed`].
 pub fn elicit_form(
     key: impl Into<String>,
     message: impl Into<String>,
@@ -134,6 +160,21 @@ pub fn elicit_form(
 
 /// Asks the user to visit a URL (for example to sign in elsewhere). `accept` only means the
 /// user consented; the handler learns completion by checking its own records on the retry.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// let connect = tool("connect_calendar").handler(|call| async move {
+///     let consent = call.input.ask(mrtr::elicit_url(
+///         "oauth",
+///         "Sign in to your calendar",
+///         "https://calendar.example.com/oauth/authorize?state=abc",
+///     ))?;
+///     // On the retry, check your own records for the completed sign-in.
+///     Ok(CallToolResult::text(format!("{:?}", consent.action)))
+/// });
+/// ```
 pub fn elicit_url(
     key: impl Into<String>,
     message: impl Into<String>,
@@ -149,6 +190,25 @@ pub fn elicit_url(
 }
 
 /// Asks with fully built elicitation params.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// use smcp_server::proto::client::elicitation::{ElicitRequestParams, ElicitRequestURLParams};
+///
+/// let params = ElicitRequestParams::Url(ElicitRequestURLParams {
+///     message: "Approve the payment".into(),
+///     url: "https://pay.example.com/approve/42".into(),
+/// });
+/// let pay = tool("pay").handler(move |call| {
+///     let ask = mrtr::elicit("approve", params.clone());
+///     async move {
+///         let answer = call.input.ask(ask)?;
+///         Ok(CallToolResult::text(format!("{:?}", answer.action)))
+///     }
+/// });
+/// ```
 pub fn elicit(key: impl Into<String>, params: ElicitRequestParams) -> Elicit {
     Elicit {
         key: key.into(),
@@ -310,6 +370,23 @@ pub struct Sample {
 }
 
 /// Asks the client's model for a completion.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// use smcp_server::proto::client::sampling::{CreateMessageRequestParams, SamplingMessage};
+///
+/// let title = tool("suggest_title").handler(|call| async move {
+///     let text = call.str_arg("text").unwrap_or_default().to_owned();
+///     let params = CreateMessageRequestParams::new(
+///         vec![SamplingMessage::user_text(format!("A title for:\n{text}"))],
+///         50,
+///     );
+///     let answer = call.input.ask(mrtr::sample("title", params))?;
+///     Ok(CallToolResult::text(format!("suggested by {}", answer.model)))
+/// });
+/// ```
 pub fn sample(key: impl Into<String>, params: CreateMessageRequestParams) -> Sample {
     Sample {
         key: key.into(),
@@ -340,6 +417,17 @@ pub struct Roots {
 }
 
 /// Asks the client for its roots.
+///
+/// # Examples
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// let roots = tool("workspace").handler(|call| async move {
+///     let listed = call.input.ask(mrtr::list_roots("roots"))?;
+///     let uris: Vec<String> = listed.roots.iter().map(|r| r.uri.clone()).collect();
+///     Ok(CallToolResult::text(uris.join("\n")))
+/// });
+/// ```
 pub fn list_roots(key: impl Into<String>) -> Roots {
     Roots { key: key.into() }
 }

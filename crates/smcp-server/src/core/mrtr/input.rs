@@ -277,6 +277,24 @@ impl Input {
     /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
     /// when all are present and valid; otherwise an `Err` that the framework turns into an
     /// `InputRequiredResult` asking for what is missing — return it with `?`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let setup = tool("setup").handler(|call| async move {
+    ///     // Both questions go out in one round; the handler continues when both are answered.
+    ///     let (name, roots) = call.input.ask((
+    ///         mrtr::elicit_form(
+    ///             "name",
+    ///             "Project name?",
+    ///             serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+    ///         ),
+    ///         mrtr::list_roots("roots"),
+    ///     ))?;
+    ///     Ok(CallToolResult::text(format!("{:?} in {} roots", name.action, roots.roots.len())))
+    /// });
+    /// ```
     pub fn ask<A: AskSet>(&self, asks: A) -> Result<A::Output, HandlerError> {
         asks.resolve(self)
     }
@@ -292,6 +310,30 @@ impl Input {
     }
 
     /// Sets the state carried to the next round (sealed; the client cannot read or change it).
+    ///
+    /// # Examples
+    ///
+    /// State computed before a question, carried sealed to the retry instead of computed again:
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let plan = tool("plan").handler(|call| async move {
+    ///     let steps: Vec<String> = match call.input.state()? {
+    ///         Some(steps) => steps,
+    ///         None => {
+    ///             let steps = vec!["fetch".to_owned(), "merge".to_owned()]; // expensive
+    ///             call.input.set_state(&steps)?;
+    ///             steps
+    ///         }
+    ///     };
+    ///     let go = call.input.ask(mrtr::elicit_form(
+    ///         "go",
+    ///         format!("Run {} steps?", steps.len()),
+    ///         serde_json::json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+    ///     ))?;
+    ///     Ok(CallToolResult::text(format!("{:?}", go.action)))
+    /// });
+    /// ```
     pub fn set_state<T: Serialize>(&self, state: &T) -> Result<(), HandlerError> {
         let value = serde_json::to_value(state)
             .map_err(|e| HandlerError::internal(format!("requestState content: {e}")))?;

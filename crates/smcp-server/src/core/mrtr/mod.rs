@@ -59,6 +59,10 @@ pub use seal::StateError;
 use crate::core::handler::HandlerError;
 
 /// Settings of multi round-trip requests.
+///
+/// # Examples
+///
+/// See [`ServerBuilder::mrtr`](crate::ServerBuilder::mrtr).
 #[derive(Clone)]
 pub struct MrtrConfig {
     /// Keys that seal and open `requestState`. Share them between instances.
@@ -103,6 +107,22 @@ impl MrtrConfig {
 ///
 /// [`Input::ask`] builds it for you; build it by hand for full control, e.g. a state-only
 /// result that asks the client to retry later (load shedding).
+///
+/// # Examples
+///
+/// A load-shedding answer: no question, only state, so the client retries later:
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// use smcp_server::mrtr::InputRequired;
+///
+/// let busy = tool("report").handler(|call| async move {
+///     if call.input.round() == 0 {
+///         return Err(HandlerError::from(InputRequired::new().state(&"queued")?));
+///     }
+///     Ok(CallToolResult::text("report ready"))
+/// });
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputRequired {
     pub(crate) requests: Vec<(String, InputRequest)>,

@@ -59,6 +59,10 @@ impl std::fmt::Debug for MemoryReplayGuard {
 
 impl MemoryReplayGuard {
     /// A guard remembering at most `capacity` unexpired ids.
+    ///
+    /// # Examples
+    ///
+    /// See [`ServerBuilder::replay_guard`](crate::ServerBuilder::replay_guard).
     pub fn new(capacity: usize) -> Self {
         Self::with_clock(capacity, system_clock())
     }
