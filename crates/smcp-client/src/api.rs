@@ -33,6 +33,18 @@ type StatusFn = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
 
 impl Client {
     /// `server/discover`: versions, capabilities, instructions and server info.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let info = client.discover().await?;
+    /// println!("versions: {:?}", info.supported_versions);
+    /// if let Some(instructions) = info.instructions {
+    ///     println!("{instructions}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn discover(&self) -> Result<DiscoverResult> {
         let fut = self.request(method::DISCOVER, Map::new());
         let v = with_timeout(self.inner.timeout, fut).await?;
@@ -42,6 +54,17 @@ impl Client {
     /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are dropped
     /// (with a warning) and refused by [`call_tool`](Self::call_tool); the annotations of the
     /// others drive the `Mcp-Param-*` headers of later calls.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// for tool in client.list_tools().await? {
+    ///     let required = tool.input_schema.get("required").cloned().unwrap_or_default();
+    ///     println!("{} (required: {required})", tool.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
         let fut = self.list_all::<Tool>(method::TOOLS_LIST, "tools");
         let tools = with_timeout(self.inner.timeout, fut).await?;
@@ -63,11 +86,49 @@ impl Client {
     /// `Err` for which [`Error::is_protocol_violation`] is true and
     /// [`Error::output_schema_path`] names the first failing member (REQUIREMENTS A13.81). See [`tool_call`](Self::tool_call)
     /// for progress, log callbacks, a per-call timeout and cancellation.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// #[derive(serde::Deserialize)]
+    /// struct Forecast {
+    ///     celsius: f64,
+    /// }
+    ///
+    /// let result = client.call_tool("weather", serde_json::json!({"city": "Lisbon"})).await?;
+    /// if result.is_error() {
+    ///     // A tool-level failure, for the model to read: not an `Err`.
+    ///     eprintln!("tool failed: {}", result.text_content());
+    /// } else if let Some(Ok(forecast)) = result.structured_as::<Forecast>() {
+    ///     println!("{} °C", forecast.celsius);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult> {
         self.tool_call(name).arguments(arguments).send().await
     }
 
     /// A `tools/call` to configure before [`ToolCall::send`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use smcp_client::proto::basic::LoggingLevel;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let result = client
+    ///     .tool_call("import")
+    ///     .arguments(serde_json::json!({"file": "data.csv"}))
+    ///     .on_progress(|p| println!("{}/{:?}", p.progress, p.total))
+    ///     .on_log(LoggingLevel::Info, |log| println!("{:?}: {}", log.level, log.data))
+    ///     .timeout(Some(Duration::from_secs(300)))
+    ///     .send()
+    ///     .await?;
+    /// println!("{}", result.text_content());
+    /// # Ok(()) }
+    /// ```
     pub fn tool_call(&self, name: &str) -> ToolCall {
         ToolCall {
             client: self.clone(),
@@ -85,6 +146,10 @@ impl Client {
     /// `tools/call` returning either the result or, when the server runs the call as a task
     /// (SEP-2663), a [`TaskHandle`] for its lifecycle. Same as
     /// `tool_call(name).arguments(arguments).start()`.
+    ///
+    /// # Examples
+    ///
+    /// See [`ToolCall::start`].
     pub async fn call_tool_task(&self, name: &str, arguments: Value) -> Result<ToolCallOutcome> {
         self.tool_call(name).arguments(arguments).start().await
     }
@@ -121,6 +186,18 @@ impl Client {
     }
 
     /// One page of `resources/list` (see [`list_tools_page`](Self::list_tools_page)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let first = client.list_resources_page(None).await?;
+    /// if let Some(cursor) = &first.next_cursor {
+    ///     let second = client.list_resources_page(Some(cursor)).await?;
+    ///     println!("{} more", second.items.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_resources_page(&self, cursor: Option<&str>) -> Result<Page<Resource>> {
         let fut = self.list_page(method::RESOURCES_LIST, "resources", cursor);
         with_timeout(self.inner.timeout, fut).await
@@ -146,18 +223,47 @@ impl Client {
     }
 
     /// `resources/list`, every page.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// for resource in client.list_resources().await? {
+    ///     println!("{} ({})", resource.uri, resource.name);
+    /// }
+    /// for template in client.list_resource_templates().await? {
+    ///     println!("template {}", template.uri_template);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_resources(&self) -> Result<Vec<Resource>> {
         let fut = self.list_all(method::RESOURCES_LIST, "resources");
         with_timeout(self.inner.timeout, fut).await
     }
 
     /// `resources/templates/list`, every page.
+    ///
+    /// # Examples
+    ///
+    /// See [`list_resources`](Self::list_resources).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
         let fut = self.list_all(method::RESOURCES_TEMPLATES_LIST, "resourceTemplates");
         with_timeout(self.inner.timeout, fut).await
     }
 
     /// `resources/read` (answers input requests through the installed handler).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let readme = client.read_resource("docs://readme").await?;
+    /// println!("{}", readme.text()); // the text items, joined
+    /// for contents in &readme.contents {
+    ///     println!("{}", contents.uri());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
         let mut params = Map::new();
         params.insert("uri".to_owned(), Value::String(uri.to_owned()));
@@ -170,12 +276,35 @@ impl Client {
     }
 
     /// `prompts/list`, every page.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// for prompt in client.list_prompts().await? {
+    ///     let arguments: Vec<_> = prompt.arguments.iter().flatten().map(|a| a.name.as_str()).collect();
+    ///     println!("{}({})", prompt.name, arguments.join(", "));
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
         let fut = self.list_all(method::PROMPTS_LIST, "prompts");
         with_timeout(self.inner.timeout, fut).await
     }
 
     /// `prompts/get` with string arguments.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::collections::BTreeMap;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let arguments = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
+    /// let prompt = client.get_prompt("greet", arguments).await?;
+    /// println!("{}", prompt.text());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -199,6 +328,19 @@ impl Client {
     }
 
     /// `completion/complete` for one argument of a prompt or resource template.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::collections::BTreeMap;
+    /// use smcp_client::proto::server::utilities::completion::{CompletionReference, PromptReference};
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let reference = CompletionReference::Prompt(PromptReference { name: "travel".into(), title: None });
+    /// let answer = client.complete(reference, "city", "Li", BTreeMap::new()).await?;
+    /// println!("{:?}", answer.completion.values); // e.g. ["Lisbon"]
+    /// # Ok(()) }
+    /// ```
     pub async fn complete(
         &self,
         reference: CompletionReference,
@@ -244,6 +386,28 @@ pub struct Page<T> {
 /// Dropping the future returned by [`send`](Self::send) closes the response stream, which is
 /// how Streamable HTTP cancels a request (A8 item 71); over stdio it sends
 /// `notifications/cancelled` for the request's id.
+///
+/// # Examples
+///
+/// See [`Client::tool_call`]; cancelling:
+///
+/// ```no_run
+/// use smcp_client::CancellationToken;
+///
+/// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+/// let token = CancellationToken::new();
+/// let stop = token.clone();
+/// tokio::spawn(async move {
+///     let _ = tokio::signal::ctrl_c().await;
+///     stop.cancel();
+/// });
+/// match client.tool_call("slow").cancellation(token).send().await {
+///     Ok(result) => println!("{}", result.text_content()),
+///     Err(e) if e.is_cancelled() => println!("cancelled"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 #[must_use = "a ToolCall does nothing until sent"]
 pub struct ToolCall {
     client: Client,
@@ -314,6 +478,19 @@ impl ToolCall {
     /// Calls `f` with each state of the task a server runs this call as (SEP-2663): the seed
     /// state of its `CreateTaskResult`, then every `tasks/get` answer, as polls return. Not
     /// called for a call answered inline.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let result = client
+    ///     .tool_call("long_job")
+    ///     .on_task_status(|t| println!("task {}: {}", t.task.task_id, t.task.status))
+    ///     .send()
+    ///     .await?;
+    /// # let _ = result;
+    /// # Ok(()) }
+    /// ```
     pub fn on_task_status(mut self, f: impl Fn(&DetailedTask) + Send + Sync + 'static) -> Self {
         self.on_status = Some(Arc::new(f));
         self

@@ -22,6 +22,18 @@ use tokio::time::Instant;
 
 /// A result cache that [`crate::ClientBuilder::cache`] installs; clone it to share it between
 /// clients (public entries are shared, private ones stay per authorization context).
+///
+/// # Examples
+///
+/// ```
+/// use smcp_client::{Cache, Client};
+///
+/// let cache = Cache::new();
+/// let client = Client::builder("http://127.0.0.1:8931/mcp").cache(cache.clone()).build()?;
+/// assert!(cache.is_empty()); // filled by cacheable results (lists, reads) as they arrive
+/// # let _ = client;
+/// # Ok::<(), smcp_client::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Cache {
     entries: Arc<Mutex<HashMap<Key, Entry>>>,
@@ -286,6 +298,22 @@ impl crate::Client {
     /// JSON, each with the wall-clock time it expires, for a host that keeps cached results
     /// across processes (the `smcp` CLI keeps one file per endpoint and credentials). No
     /// credential is in it. `None` without a cache.
+    ///
+    /// # Examples
+    ///
+    /// Keeping the cache across restarts:
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// if let Some(snapshot) = client.cache_snapshot() {
+    ///     std::fs::write("cache.json", serde_json::to_vec(&snapshot)?)?;
+    /// }
+    /// // … in the next run, with a client built with a cache:
+    /// let snapshot: serde_json::Value = serde_json::from_slice(&std::fs::read("cache.json")?)?;
+    /// let restored = client.restore_cache(&snapshot);
+    /// println!("{restored} entries restored");
+    /// # Ok(()) }
+    /// ```
     pub fn cache_snapshot(&self) -> Option<Value> {
         let cache = self.inner.cache.as_ref()?;
         Some(cache.snapshot(&self.inner.auth_context))

@@ -44,6 +44,24 @@ const MAX_PAGES: usize = 10_000;
 pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Notification) + Send);
 
 /// Configures a [`Client`].
+///
+/// Made by [`Client::builder`] (HTTP) or [`Client::stdio`]; every option has a default.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use smcp_client::{Cache, Client};
+///
+/// let client = Client::builder("https://mcp.example.com/mcp")
+///     .header("Authorization", "Bearer secret-token")
+///     .timeout(Some(Duration::from_secs(30)))
+///     .connect_timeout(Duration::from_secs(5))
+///     .cache(Cache::new())
+///     .build()?;
+/// assert_eq!(client.url(), "https://mcp.example.com/mcp");
+/// # Ok::<(), smcp_client::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct ClientBuilder {
     url: String,
@@ -100,6 +118,14 @@ impl ClientBuilder {
     /// On by default: a server may then answer a `tools/call` with a task, which
     /// [`ToolCall::send`](crate::ToolCall::send) follows to its end. `false` opts out: the
     /// server must answer inline (or refuse with −32021 if it can only run the call as a task).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").tasks(false).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn tasks(mut self, enabled: bool) -> Self {
         self.tasks = enabled;
         self
@@ -107,6 +133,22 @@ impl ClientBuilder {
 
     /// How tasks are polled: interval floor and cap, retries, overall bound (see
     /// [`TaskPolling`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use smcp_client::{Client, TaskPolling};
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .task_polling(TaskPolling {
+    ///         max_wait: Some(Duration::from_secs(600)),
+    ///         ..TaskPolling::default()
+    ///     })
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn task_polling(mut self, polling: TaskPolling) -> Self {
         self.task_polling = polling;
         self
@@ -114,6 +156,28 @@ impl ClientBuilder {
 
     /// Trusts an extra CA (PEM, one or more certificates) for the MCP endpoint and for
     /// SEP-2631 descriptor URLs.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let ca = std::fs::read("dev-ca.pem")?;
+    /// let client = smcp_client::Client::builder("https://localhost:8443/mcp")
+    ///     .ca_cert_pem(&ca)
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// An unreadable bundle is reported by [`build`](Self::build):
+    ///
+    /// ```
+    /// let err = smcp_client::Client::builder("https://localhost:8443/mcp")
+    ///     .ca_cert_pem(b"not a certificate")
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.is_config());
+    /// ```
     pub fn ca_cert_pem(mut self, pem: &[u8]) -> Self {
         match reqwest::Certificate::from_pem_bundle(pem) {
             Ok(certs) if !certs.is_empty() => self.roots.extend(certs),
@@ -125,6 +189,18 @@ impl ClientBuilder {
 
     /// Enables SEP-2631 file transfer: declares `files` on every request and allows the
     /// upload/download helpers (see [`crate::files`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::files::FileTransfer;
+    ///
+    /// let client = smcp_client::Client::builder("https://mcp.example.com/mcp")
+    ///     .files(FileTransfer { inline_threshold: 64 * 1024, ..FileTransfer::default() })
+    ///     .build()?;
+    /// assert!(client.capabilities().extra.contains_key("files"));
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn files(mut self, files: crate::files::FileTransfer) -> Self {
         self.files = Some(files);
         self
@@ -133,6 +209,10 @@ impl ClientBuilder {
     /// Timeout of one logical call (all its rounds); `None` waits forever. Default 60 s.
     /// When it fires, the response stream is closed, which cancels the request server-side
     /// (over stdio: `notifications/cancelled` is sent).
+    ///
+    /// # Examples
+    ///
+    /// See [`ClientBuilder`]; per call, [`ToolCall::timeout`](crate::ToolCall::timeout).
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
         self
@@ -148,6 +228,19 @@ impl ClientBuilder {
     /// Adds a header to every POST (e.g. `Authorization`). Invalid names or values are
     /// reported by [`build`](Self::build), and so is a header on a stdio client (stdio has
     /// no headers).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::Client;
+    ///
+    /// let ok = Client::builder("https://mcp.example.com/mcp")
+    ///     .header("Authorization", "Bearer secret-token")
+    ///     .build();
+    /// assert!(ok.is_ok());
+    /// let bad = Client::builder("https://mcp.example.com/mcp").header("bad name", "x").build();
+    /// assert!(bad.unwrap_err().is_config());
+    /// ```
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (
             HeaderName::from_bytes(name.as_bytes()),
@@ -162,6 +255,18 @@ impl ClientBuilder {
     }
 
     /// The `clientInfo` sent in every request's `_meta` (default: `smcp-client` and its version).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::proto::basic::Implementation;
+    ///
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .client_info(Implementation::new("my-agent", "2.1.0"))
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.client_info = Some(info);
         self
@@ -175,12 +280,35 @@ impl ClientBuilder {
 
     /// Installs the handler that answers elicitation, sampling and roots input requests. The
     /// client declares exactly the kinds it names as capabilities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::proto::client::elicitation::ElicitResult;
+    /// use smcp_client::{Client, FnInputHandler};
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .input_handler(FnInputHandler::new().on_elicit(|_params| async { Ok(ElicitResult::decline()) }))
+    ///     .build()?;
+    /// assert!(client.capabilities().elicitation.is_some());
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    ///
+    /// See [`InputHandler`] for a handler of your own type.
     pub fn input_handler(mut self, handler: impl InputHandler) -> Self {
         self.handler = Some(HandlerBox(Arc::new(handler)));
         self
     }
 
     /// Caps the MRTR rounds of one call (default 8).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").max_input_rounds(3).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn max_input_rounds(mut self, rounds: u32) -> Self {
         self.max_rounds = rounds;
         self
@@ -188,6 +316,20 @@ impl ClientBuilder {
 
     /// Enables result caching with `cache` (clone one [`Cache`] into several builders to share
     /// public entries).
+    ///
+    /// # Examples
+    ///
+    /// Two clients (say, for two servers of one user) sharing one cache:
+    ///
+    /// ```
+    /// use smcp_client::{Cache, Client};
+    ///
+    /// let cache = Cache::new();
+    /// let a = Client::builder("https://a.example.com/mcp").cache(cache.clone()).build()?;
+    /// let b = Client::builder("https://b.example.com/mcp").cache(cache).build()?;
+    /// # let _ = (a, b);
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn cache(mut self, cache: Cache) -> Self {
         self.cache = Some(cache);
         self
@@ -196,6 +338,18 @@ impl ClientBuilder {
     /// Builds the client. Fails on an invalid URL or header. A stdio client launches its
     /// server here (inside a Tokio runtime); [`is_connect`](Error::is_connect) is true when
     /// the program cannot be started.
+    ///
+    /// # Errors
+    ///
+    /// An error for which [`Error::is_config`] is true for an invalid URL, header or CA bundle, or a
+    /// header on a stdio client; [`Error::is_connect`] when a stdio server cannot be started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let err = smcp_client::Client::builder("not a url").build().unwrap_err();
+    /// assert!(err.is_config(), "{err}");
+    /// ```
     pub fn build(self) -> Result<Client> {
         if let Some(e) = self.header_error {
             return Err(Error::config(e));
@@ -259,6 +413,21 @@ impl ClientBuilder {
 /// A 2026-07-28 client for one MCP server, over Streamable HTTP ([`Client::builder`]) or stdio
 /// ([`Client::stdio`]). Cheap to clone; clones share the connection, the tool catalog, the
 /// negotiated version and the cache.
+///
+/// # Examples
+///
+/// ```no_run
+/// use smcp_client::Client;
+///
+/// # async fn run() -> Result<(), smcp_client::Error> {
+/// let client = Client::builder("http://127.0.0.1:8931/mcp").build()?;
+/// for tool in client.list_tools().await? {
+///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+/// }
+/// let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+/// println!("{}", result.text_content());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Client {
     pub(crate) inner: Arc<Inner>,
@@ -409,12 +578,34 @@ pub(crate) async fn with_timeout<T>(
 
 impl Client {
     /// Starts configuring a client for the endpoint `url` (e.g. `http://127.0.0.1:8931/mcp`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").build()?;
+    /// assert_eq!(client.url(), "http://127.0.0.1:8931/mcp");
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn builder(url: impl Into<String>) -> ClientBuilder {
         ClientBuilder::new(url)
     }
 
     /// Starts configuring a client that launches `command` as a stdio server when built.
     /// Every other builder option applies as over HTTP, except [`header`](ClientBuilder::header).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::{Client, StdioCommand};
+    ///
+    /// # async fn run() -> Result<(), smcp_client::Error> {
+    /// let client = Client::stdio(StdioCommand::new("smcpd").arg("--stdio")).build()?;
+    /// let result = client.call_tool("echo", serde_json::json!({"text": "hi"})).await?;
+    /// println!("{}", result.text_content());
+    /// let status = client.close().await; // the server's exit status
+    /// # let _ = status;
+    /// # Ok(()) }
+    /// ```
     pub fn stdio(command: StdioCommand) -> ClientBuilder {
         let mut builder = ClientBuilder::new(String::new());
         builder.stdio = Some(command);
@@ -431,6 +622,10 @@ impl Client {
     /// timeout for it to exit, then sends SIGTERM, waits again, then SIGKILL; returns its exit
     /// status. Every clone of this client is closed. Dropping the last clone does the same in
     /// the background. Over HTTP there is nothing to close: `None`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Client::stdio`].
     pub async fn close(&self) -> Option<ExitStatus> {
         self.inner.transport.close().await
     }
@@ -448,6 +643,21 @@ impl Client {
     /// SEP-2631 `files` when enabled). `tools/call` and the task methods also declare the
     /// SEP-2663 tasks extension unless it was turned off ([`ClientBuilder::tasks`]); see
     /// [`capabilities_for`](Self::capabilities_for).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::{Client, FnInputHandler};
+    /// use smcp_client::proto::client::roots::ListRootsResult;
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .input_handler(FnInputHandler::new().on_roots(|_| async { Ok(ListRootsResult { roots: vec![] }) }))
+    ///     .build()?;
+    /// let caps = client.capabilities();
+    /// assert!(caps.roots.is_some());
+    /// assert!(caps.sampling.is_none());
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut caps: ClientCapabilities = self
             .inner

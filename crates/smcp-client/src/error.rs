@@ -9,6 +9,46 @@ use std::fmt;
 use smcp_proto::error::ErrorObject;
 
 /// Everything that can go wrong talking to an MCP server.
+///
+/// Ask it what happened with its predicates rather than parsing its text:
+///
+/// | question | predicate |
+/// |---|---|
+/// | the server answered with a JSON-RPC error | [`Error::jsonrpc_code`], [`Error::jsonrpc_error`] |
+/// | no server there, or the wrong scheme or path | [`Error::is_connection_refused`], [`Error::is_not_tls`], [`Error::is_not_http`], [`Error::is_wrong_endpoint`] |
+/// | TLS | [`Error::is_tls`], [`Error::is_untrusted_certificate`] |
+/// | time and cancellation | [`Error::is_timeout`], [`Error::is_connect_timeout`], [`Error::is_cancelled`] |
+/// | the server broke the protocol | [`Error::is_protocol_violation`], [`Error::output_schema_path`] |
+/// | tasks (SEP-2663) | [`Error::is_task_failed`], [`Error::is_task_cancelled`], [`Error::task_id`] |
+/// | stdio | [`Error::is_server_exited`], [`Error::exit_status`], [`Error::is_closed`] |
+/// | files (SEP-2631) | [`Error::is_file_transfer`], [`Error::transfer_error`] |
+/// | configuration | [`Error::is_config`] |
+///
+/// A tool that fails is not an `Err`: its result has `isError: true`
+/// ([`CallToolResult::is_error`](smcp_proto::server::tools::CallToolResult::is_error)).
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+/// match client.call_tool("search", serde_json::json!({"q": "rust"})).await {
+///     Ok(result) if result.is_error() => eprintln!("the tool failed: {}", result.text_content()),
+///     Ok(result) => println!("{}", result.text_content()),
+///     Err(e) if e.is_connection_refused() => eprintln!("no server at {}: is it running?", client.url()),
+///     Err(e) if e.jsonrpc_code() == Some(-32602) => eprintln!("bad arguments: {e}"),
+///     Err(e) if e.is_timeout() => eprintln!("timed out"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
+///
+/// Configuration errors are found without any network:
+///
+/// ```
+/// let err = smcp_client::Client::builder("ftp://example.com/mcp").build().unwrap_err();
+/// assert!(err.is_config());
+/// assert!(err.jsonrpc_code().is_none() && err.status().is_none());
+/// ```
 pub struct Error {
     inner: Box<Kind>,
 }

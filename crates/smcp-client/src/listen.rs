@@ -35,6 +35,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 const MAX_ATTEMPTS: u32 = 8;
 
 /// One event of a [`Subscription`].
+///
+/// # Examples
+///
+/// See [`Client::listen`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SubscriptionEvent {
@@ -60,6 +64,9 @@ pub enum SubscriptionEvent {
 }
 
 /// The stream returned by [`Client::listen`]. Ends after a graceful close by the server.
+///
+/// A [`Stream`](futures_core::Stream) of [`SubscriptionEvent`]s; read it with
+/// `futures_util::StreamExt::next` (see [`Client::listen`]). Dropping it unsubscribes.
 #[derive(Debug)]
 pub struct Subscription {
     rx: mpsc::Receiver<Result<SubscriptionEvent>>,
@@ -82,6 +89,39 @@ impl Stream for Subscription {
 
 impl Client {
     /// Opens a `subscriptions/listen` stream for `filter`.
+    ///
+    /// Every change the server offers needs its flag in `filter`; the first event says what the
+    /// server will actually send ([`SubscriptionEvent::Acknowledged`]).
+    ///
+    /// # Examples
+    ///
+    /// Keeps a tool list fresh and follows one resource:
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt as _;
+    /// use smcp_client::{Client, SubscriptionEvent, SubscriptionFilter};
+    ///
+    /// # async fn demo(client: Client) -> Result<(), smcp_client::Error> {
+    /// let mut events = client.listen(SubscriptionFilter {
+    ///     tools_list_changed: Some(true),
+    ///     resource_subscriptions: Some(vec!["file:///var/log/app.log".into()]),
+    ///     ..SubscriptionFilter::default()
+    /// });
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         SubscriptionEvent::Acknowledged(granted) => println!("listening: {granted:?}"),
+    ///         SubscriptionEvent::ToolsListChanged => {
+    ///             let tools = client.list_tools().await?;
+    ///             println!("{} tools now", tools.len());
+    ///         }
+    ///         SubscriptionEvent::ResourceUpdated { uri } => {
+    ///             println!("{}", client.read_resource(&uri).await?.text());
+    ///         }
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn listen(&self, filter: SubscriptionFilter) -> Subscription {
         let (tx, rx) = mpsc::channel(64);
         let task = tokio::spawn(run(self.clone(), filter, tx));

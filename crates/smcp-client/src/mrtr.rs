@@ -22,6 +22,17 @@ use crate::error::{Error, Kind, Result};
 /// Which kinds of input request a handler answers. The client declares exactly these in
 /// `_meta["io.modelcontextprotocol/clientCapabilities"]` of every request, so a server never
 /// asks for something the host cannot provide (A6 item 58).
+///
+/// # Examples
+///
+/// ```
+/// use smcp_client::InputKinds;
+///
+/// let kinds = InputKinds { elicitation_form: true, ..InputKinds::default() };
+/// let caps = kinds.to_capabilities();
+/// assert!(caps.elicitation.is_some());
+/// assert!(caps.sampling.is_none() && caps.roots.is_none());
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct InputKinds {
     /// Form-mode elicitation (`elicitation.form`).
@@ -66,6 +77,20 @@ impl InputKinds {
 }
 
 /// The error an [`InputHandler`] returns when it cannot answer.
+///
+/// # Examples
+///
+/// ```
+/// use smcp_client::HandlerError;
+/// use smcp_client::proto::client::elicitation::ElicitResult;
+///
+/// async fn ask_user() -> Result<ElicitResult, HandlerError> {
+///     let console = std::io::stdin();
+///     let mut line = String::new();
+///     console.read_line(&mut line).map_err(|e| HandlerError::new(format!("no terminal: {e}")))?;
+///     Ok(if line.trim() == "y" { ElicitResult::accept(Default::default()) } else { ElicitResult::decline() })
+/// }
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
 pub struct HandlerError(pub String);
@@ -82,6 +107,42 @@ impl HandlerError {
 /// Implement the methods for the kinds named by [`InputHandler::kinds`]; the others keep their
 /// default, which refuses. Declining an elicitation is an answer (`ElicitResult::decline()`),
 /// not an error: return `Err` only when no answer can be produced at all.
+///
+/// # Examples
+///
+/// A handler of its own type, here one that answers every form from a fixed set of values
+/// (for an unattended agent) and declines the rest; [`FnInputHandler`] builds one from
+/// closures instead.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
+/// use smcp_client::{BoxFuture, Client, HandlerError, InputHandler, InputKinds};
+///
+/// struct Preset {
+///     answers: BTreeMap<String, ElicitValue>,
+/// }
+///
+/// impl InputHandler for Preset {
+///     fn kinds(&self) -> InputKinds {
+///         InputKinds { elicitation_form: true, ..InputKinds::default() }
+///     }
+///
+///     fn elicit(&self, params: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+///         Box::pin(async move {
+///             Ok(match params {
+///                 ElicitRequestParams::Form(_) => ElicitResult::accept(self.answers.clone()),
+///                 _ => ElicitResult::decline(),
+///             })
+///         })
+///     }
+/// }
+///
+/// let preset = Preset { answers: BTreeMap::from([("ok".to_owned(), ElicitValue::Bool(true))]) };
+/// let client = Client::builder("http://127.0.0.1:8931/mcp").input_handler(preset).build()?;
+/// # let _ = client;
+/// # Ok::<(), smcp_client::Error>(())
+/// ```
 pub trait InputHandler: Send + Sync + 'static {
     /// The kinds this handler answers; declared as client capabilities on every request.
     fn kinds(&self) -> InputKinds;
@@ -205,6 +266,27 @@ impl FnInputHandler {
     }
 
     /// Answers `sampling/createMessage` with `f` (declares `sampling`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::FnInputHandler;
+    /// use smcp_client::proto::basic::Role;
+    /// use smcp_client::proto::client::sampling::{CreateMessageResult, SamplingContent};
+    /// use smcp_client::proto::content::SamplingMessageContentBlock;
+    ///
+    /// let handler = FnInputHandler::new().on_sampling(|params| async move {
+    ///     // A real host sends `params.messages` to its model.
+    ///     let reply = format!("{} messages seen", params.messages.len());
+    ///     Ok(CreateMessageResult {
+    ///         role: Role::Assistant,
+    ///         content: SamplingContent::Single(SamplingMessageContentBlock::text(reply)),
+    ///         meta: None,
+    ///         model: "echo-model".into(),
+    ///         stop_reason: None,
+    ///     })
+    /// });
+    /// ```
     #[must_use]
     pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
     where

@@ -218,6 +218,18 @@ impl Client {
     /// `tasks/update`: answers some of a task's outstanding input requests. The server may
     /// apply them later (eventual consistency); poll to see the effect. Prefer
     /// [`TaskHandle::update`], which remembers the keys answered.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::proto::client::elicitation::ElicitResult;
+    /// use smcp_client::proto::patterns::mrtr::InputResponses;
+    ///
+    /// # async fn demo(client: smcp_client::Client, task_id: &str) -> Result<(), smcp_client::Error> {
+    /// let answers = InputResponses::new().with("confirm", ElicitResult::decline());
+    /// client.update_task(task_id, answers).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn update_task(&self, task_id: &str, responses: InputResponses) -> Result<()> {
         self.update_task_within(task_id, responses, self.inner.timeout)
             .await
@@ -242,6 +254,16 @@ impl Client {
 
     /// `tasks/cancel`: asks the server to stop a task. The acknowledgement says the request
     /// was recorded, not that the task stopped: it may still end otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(client: smcp_client::Client, task_id: &str) -> Result<(), smcp_client::Error> {
+    /// client.cancel_task(task_id).await?;
+    /// let state = client.get_task(task_id).await?; // `cancelled`, or how it ended otherwise
+    /// println!("{}", state.task.status);
+    /// # Ok(()) }
+    /// ```
     pub async fn cancel_task(&self, task_id: &str) -> Result<()> {
         self.cancel_task_within(task_id, self.inner.timeout).await
     }
@@ -320,6 +342,33 @@ impl TaskHandle {
 
     /// The input requests of `task` (an `input_required` state) not answered yet through
     /// this handle: what to present, each key once.
+    ///
+    /// # Examples
+    ///
+    /// Drives a task that asks for input, answering each question once:
+    ///
+    /// ```no_run
+    /// use smcp_client::proto::client::elicitation::ElicitResult;
+    /// use smcp_client::proto::ext::tasks::TaskStatus;
+    /// use smcp_client::proto::patterns::mrtr::InputResponses;
+    ///
+    /// # async fn demo(mut task: smcp_client::TaskHandle) -> Result<(), smcp_client::Error> {
+    /// loop {
+    ///     let state = task.get().await?;
+    ///     match state.task.status {
+    ///         TaskStatus::InputRequired => {
+    ///             let mut answers = InputResponses::new();
+    ///             for (key, _request) in task.new_input_requests(&state) {
+    ///                 answers.insert(key, ElicitResult::decline()); // a real host asks the user
+    ///             }
+    ///             task.update(answers).await?;
+    ///         }
+    ///         TaskStatus::Working => tokio::time::sleep(std::time::Duration::from_secs(1)).await,
+    ///         _ => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn new_input_requests(&self, task: &DetailedTask) -> InputRequests {
         task.input_requests
             .iter()
@@ -353,6 +402,23 @@ impl TaskHandle {
     /// `CallToolResult`. A `failed` task is an `Err` with its JSON-RPC error, a `cancelled`
     /// one an `Err` for which [`Error::is_task_cancelled`] is true. Dropping the future
     /// before the task ended sends `tasks/cancel`.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::ToolCallOutcome;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// if let ToolCallOutcome::Task(task) = client.call_tool_task("render", serde_json::json!({})).await? {
+    ///     let id = task.id().to_owned(); // keep it to resume after a restart
+    ///     match task.wait().await {
+    ///         Ok(result) => println!("{}", result.text_content()),
+    ///         Err(e) if e.is_task_failed() => println!("task {id} failed: {:?}", e.jsonrpc_error()),
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn wait(self) -> Result<CallToolResult> {
         self.follow(&mut |_| {}, None).await
     }

@@ -133,7 +133,7 @@ pub use stdio::{StdioOptions, serve_stdio, serve_stream};
 /// What most servers import: `use smcp_server::prelude::*;`.
 ///
 /// The builders and their entry points, the handler types, the results handlers return, and
-/// (feature `schemars`) the typed [`Json`](crate::typed::Json) result.
+/// (feature `schemars`) the typed [`Json`] result.
 pub mod prelude {
     pub use crate::core::context::{NotifyError, RequestContext};
     pub use crate::core::handler::HandlerError;

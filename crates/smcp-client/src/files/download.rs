@@ -151,6 +151,17 @@ impl Client {
     /// part file; size and digest announced by `files/authorizeDownload` are verified before
     /// the rename, and the part file is deleted on any mismatch. Returns the final path and
     /// the file's metadata.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    ///
+    /// # async fn demo(client: smcp_client::Client, uri: &str) -> Result<(), smcp_client::Error> {
+    /// let (path, file) = client.download_to(uri, Path::new("downloads"), None).await?;
+    /// println!("{} ({:?} bytes)", path.display(), file.size);
+    /// # Ok(()) }
+    /// ```
     pub async fn download_to(
         &self,
         uri: &str,
@@ -164,6 +175,10 @@ impl Client {
     /// [`download_to`](Self::download_to), verifying the bytes against the size and digest of
     /// `file` **and** of the `files/authorizeDownload` answer. The name of `file` is preferred
     /// for the destination.
+    ///
+    /// # Examples
+    ///
+    /// See [`output_files`](super::output_files).
     pub async fn download_file(
         &self,
         file: &FileValue,
@@ -207,6 +222,21 @@ impl Client {
     /// Downloads a file the client was given (a tool output) into `writer`, like
     /// [`download_into`](Self::download_into), verifying the bytes against `file` **and** the
     /// `files/authorizeDownload` answer.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::files::output_files;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let result = client.call_tool("render", serde_json::json!({})).await?;
+    /// if let Some(file) = output_files(&result).first() {
+    ///     let mut png = Vec::new();
+    ///     client.download_file_into(file, &mut png, None).await?;
+    ///     println!("{} bytes", png.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn download_file_into<W>(
         &self,
         file: &FileValue,

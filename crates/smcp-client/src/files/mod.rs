@@ -49,6 +49,22 @@ pub type Progress<'a> = &'a (dyn Fn(u64, Option<u64>) + Send + Sync);
 const CHUNK: usize = 256 * 1024;
 
 /// File-transfer settings of a client.
+///
+/// Install it with [`ClientBuilder::files`](crate::ClientBuilder::files).
+///
+/// # Examples
+///
+/// ```
+/// use smcp_client::files::FileTransfer;
+///
+/// let files = FileTransfer {
+///     allow_insecure_loopback: true, // a development server on http://127.0.0.1
+///     ..FileTransfer::default()
+/// };
+/// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp").files(files).build()?;
+/// # let _ = client;
+/// # Ok::<(), smcp_client::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct FileTransfer {
     /// Files up to this size go inline as `data:` URIs when the field allows it.
@@ -120,6 +136,21 @@ fn uri_string(p: &Value) -> bool {
 }
 
 /// The `x-mcp-file` fields of a schema (`properties` and one level of array `items`).
+///
+/// # Examples
+///
+/// ```
+/// let schema = serde_json::json!({
+///     "type": "object",
+///     "properties": {
+///         "report": {"type": "string", "format": "uri", "x-mcp-file": {"accept": ["application/pdf"]}},
+///         "title": {"type": "string"}
+///     }
+/// });
+/// let fields = smcp_client::files::file_fields(&schema);
+/// assert_eq!(fields.len(), 1);
+/// assert_eq!(fields[0].name, "report");
+/// ```
 pub fn file_fields(schema: &Value) -> Vec<FileField> {
     let mut out = Vec::new();
     let Some(Value::Object(props)) = schema.get("properties") else {
@@ -148,6 +179,20 @@ pub fn file_fields(schema: &Value) -> Vec<FileField> {
 /// block (SEP-2631 §8), first occurrence of each URI, in order. `FileValue`s inside
 /// `structuredContent` are only recognisable through the tool's `outputSchema` and are left to
 /// the caller.
+///
+/// # Examples
+///
+/// ```no_run
+/// use smcp_client::files::output_files;
+///
+/// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+/// let result = client.call_tool("export", serde_json::json!({"format": "csv"})).await?;
+/// for file in output_files(&result) {
+///     let (path, _) = client.download_file(&file, std::path::Path::new("downloads"), None).await?;
+///     println!("saved {}", path.display());
+/// }
+/// # Ok(()) }
+/// ```
 pub fn output_files(result: &CallToolResult) -> Vec<FileValue> {
     let mut out: Vec<FileValue> = Vec::new();
     for block in &result.content {
@@ -161,6 +206,16 @@ pub fn output_files(result: &CallToolResult) -> Vec<FileValue> {
 }
 
 /// A media type from the file extension (`application/octet-stream` when unknown).
+///
+/// # Examples
+///
+/// ```
+/// use std::path::Path;
+/// use smcp_client::files::guess_mime;
+///
+/// assert_eq!(guess_mime(Path::new("report.pdf")), "application/pdf");
+/// assert_eq!(guess_mime(Path::new("data.unknown")), "application/octet-stream");
+/// ```
 pub fn guess_mime(path: &Path) -> &'static str {
     let ext = path
         .extension()
@@ -264,6 +319,25 @@ impl Client {
     /// inline is allowed and the file is small (or upload is not allowed), else an upload
     /// ([`upload_path`](Self::upload_path)). The media type is `mime_type`, else guessed from
     /// the extension. A file above the field's `maxSize` is refused before anything is sent.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use smcp_client::files::file_fields;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let tools = client.list_tools().await?;
+    /// let Some(tool) = tools.iter().find(|t| t.name == "summarize_pdf") else { return Ok(()) };
+    /// let schema = serde_json::Value::Object(tool.input_schema.clone());
+    /// let field = &file_fields(&schema)[0];
+    /// let value = client
+    ///     .file_argument(Path::new("paper.pdf"), Some("application/pdf"), &field.descriptor, None)
+    ///     .await?;
+    /// let result = client.call_tool(&tool.name, serde_json::json!({ field.name.clone(): value })).await?;
+    /// # let _ = result;
+    /// # Ok(()) }
+    /// ```
     pub async fn file_argument(
         &self,
         path: &Path,
@@ -342,6 +416,25 @@ impl Client {
     /// Calls a tool, turning `(field, path)` pairs into file values (a repeated field of an
     /// array property becomes several items). Media types are guessed from the extensions;
     /// use [`file_fields`] and [`file_argument`](Self::file_argument) to give them.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::path::PathBuf;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let progress = |done: u64, total: Option<u64>| eprintln!("{done}/{total:?} bytes");
+    /// let result = client
+    ///     .call_tool_with_files(
+    ///         "summarize_pdf",
+    ///         serde_json::json!({"length": "short"}),
+    ///         &[("document".to_owned(), PathBuf::from("paper.pdf"))],
+    ///         Some(&progress),
+    ///     )
+    ///     .await?;
+    /// println!("{}", result.text_content());
+    /// # Ok(()) }
+    /// ```
     pub async fn call_tool_with_files(
         &self,
         name: &str,

@@ -69,6 +69,18 @@ impl Client {
     /// from the extension), size and sha-256 digest. The upload descriptor is checked
     /// ([`super::check_descriptor`], method `PUT`/`POST`) before any connection to it; a refused
     /// descriptor's file URI is never returned.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
+    /// let file = client.upload_path(Path::new("scan.png"), None, None).await?;
+    /// let result = client.call_tool("ocr", serde_json::json!({"image": file.uri})).await?;
+    /// # let _ = result;
+    /// # Ok(()) }
+    /// ```
     pub async fn upload_path(
         &self,
         path: &Path,
@@ -129,6 +141,20 @@ impl Client {
     /// bounded memory. The size is required (the upload has a `Content-Length`); a reader that
     /// ends early or runs past it fails with [`TransferError::SizeMismatch`]. Give the digest
     /// when it is known, so the server verifies the bytes (without one, it cannot).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::files::UploadMeta;
+    ///
+    /// # async fn demo(client: smcp_client::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let file = tokio::fs::File::open("backup.tar").await?;
+    /// let size = file.metadata().await?.len();
+    /// let meta = UploadMeta::new(size).name("backup.tar").mime_type("application/x-tar");
+    /// let uploaded = client.upload_reader(file, meta, None).await?;
+    /// println!("{}", uploaded.uri);
+    /// # Ok(()) }
+    /// ```
     pub async fn upload_reader<R>(
         &self,
         reader: R,
@@ -248,6 +274,15 @@ impl Client {
 
 /// What `files/authorizeUpload` announces for an upload from a reader or from memory
 /// ([`Client::upload_reader`], [`Client::upload_bytes`]).
+///
+/// # Examples
+///
+/// ```
+/// use smcp_client::files::UploadMeta;
+///
+/// let meta = UploadMeta::new(1024).name("notes.txt").mime_type("text/plain");
+/// # let _ = meta;
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct UploadMeta {

@@ -45,6 +45,19 @@ pub(crate) type LogFn = Arc<dyn Fn(LoggingMessageNotificationParams) + Send + Sy
 
 /// What happens to the server's stderr. The server may write anything there; it is never an
 /// error.
+///
+/// # Examples
+///
+/// ```no_run
+/// use smcp_client::{Client, ServerStderr, StdioCommand};
+///
+/// # async fn demo() -> Result<(), smcp_client::Error> {
+/// let server = StdioCommand::new("my-mcp-server")
+///     .stderr(ServerStderr::lines(|line| tracing::debug!(target: "server", "{line}")));
+/// let client = Client::stdio(server).build()?;
+/// # let _ = client;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub enum ServerStderr {
@@ -210,6 +223,20 @@ impl StdioCommand {
     /// Receives every `notifications/message` log line of the connection. Log lines cannot be
     /// correlated to a request on stdio: besides this sink, they go to every call in flight
     /// that asked for logs ([`ToolCall::on_log`](crate::ToolCall::on_log)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_client::{Client, StdioCommand};
+    ///
+    /// # async fn demo() -> Result<(), smcp_client::Error> {
+    /// let server = StdioCommand::new("smcpd")
+    ///     .arg("--stdio")
+    ///     .on_log(|log| eprintln!("[{:?}] {}", log.level, log.data));
+    /// let client = Client::stdio(server).build()?;
+    /// # let _ = client;
+    /// # Ok(()) }
+    /// ```
     pub fn on_log(
         mut self,
         f: impl Fn(LoggingMessageNotificationParams) + Send + Sync + 'static,

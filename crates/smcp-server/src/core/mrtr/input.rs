@@ -211,7 +211,7 @@ impl Input {
 
     /// What the next round must carry after this one ended asking `ir`: the answers taken so
     /// far (earlier rounds' and this one's), the keys asked and the handler's state — what
-    /// [`Input::finish`] would seal into `requestState`, for a server that holds it itself.
+    /// `Input::finish` would seal into `requestState`, for a server that holds it itself.
     pub fn hold(&self, ir: &InputRequired) -> HeldInput {
         let mut answers = self
             .shared
