@@ -372,6 +372,10 @@ impl Client {
 }
 
 /// One page of a paginated list ([`Client::list_tools_page`] and friends).
+///
+/// # Examples
+///
+/// See [`Client::list_tools_page`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Page<T> {
@@ -507,6 +511,10 @@ impl ToolCall {
     /// (the call, each poll, each update), and following the task is bounded by its TTL and
     /// [`TaskPolling::max_wait`](crate::TaskPolling::max_wait). Dropping the future, or
     /// cancelling the [`cancellation`](Self::cancellation) token, sends `tasks/cancel`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Client::tool_call`] and [`ToolCall`].
     pub async fn send(self) -> Result<CallToolResult> {
         let on_status = self.on_status.clone();
         let cancel = self.cancel.clone();
@@ -623,6 +631,10 @@ impl ToolCall {
 }
 
 /// What [`ToolCall::start`] ended with.
+///
+/// # Examples
+///
+/// See [`ToolCall::start`].
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum ToolCallOutcome {

@@ -22,6 +22,10 @@ use crate::config::{CacheConfig, Limits, ListenConfig};
 use crate::security::SecurityPolicy;
 
 /// Builder for a [`Server`].
+///
+/// # Examples
+///
+/// See [`Server::builder`].
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,

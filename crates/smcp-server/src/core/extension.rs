@@ -135,6 +135,10 @@ pub struct ListenGrant {
 
 /// A protocol extension. Every method has a default that does nothing, so an extension
 /// implements only the hooks it needs.
+///
+/// # Examples
+///
+/// See [`ServerBuilder::extension`](crate::ServerBuilder::extension).
 pub trait Extension: Send + Sync + 'static {
     /// A name for logs and errors, e.g. `"io.modelcontextprotocol/files"`.
     fn name(&self) -> &'static str;

@@ -165,6 +165,25 @@ fn hmac_with(key: &[u8]) -> HmacSha256 {
 }
 
 /// The keys that seal, open, sign and verify: the first is active, all are accepted.
+///
+/// # Examples
+///
+/// Rotating keys: the new key seals, the previous one still opens what it sealed.
+///
+/// ```
+/// use smcp_server::mrtr::{Key, KeyRing};
+///
+/// # fn main() -> Result<(), smcp_server::KeyError> {
+/// let old = Key::generate("2025-01")?;
+/// let new = Key::generate("2025-02")?;
+/// let sealed = KeyRing::new(old.clone()).seal("demo", b"state")?;
+/// let ring = KeyRing::new(new).with_previous(old);
+/// assert_eq!(ring.active_id(), "2025-02");
+/// assert_eq!(ring.open("demo", &sealed).ok().as_deref(), Some(&b"state"[..]));
+/// # Ok(()) }
+/// ```
+///
+/// Configure one with [`ServerBuilder::mrtr`](crate::ServerBuilder::mrtr).
 #[derive(Clone, Debug)]
 pub struct KeyRing {
     keys: Vec<Key>,

@@ -164,6 +164,10 @@ impl PromptBuilder {
     }
 
     /// The async function that renders it.
+    ///
+    /// # Examples
+    ///
+    /// See [`prompt`] and [`PromptGet`].
     #[must_use]
     pub fn handler<F, Fut>(mut self, handler: F) -> Self
     where

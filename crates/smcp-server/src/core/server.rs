@@ -24,6 +24,24 @@ use crate::security::SecurityPolicy;
 pub const SUPPORTED_VERSIONS: &[&str] = &[smcp_proto::PROTOCOL_VERSION];
 
 /// A configured MCP server. Cheap to clone; every clone serves the same catalog.
+///
+/// # Examples
+///
+/// Built once, served any number of ways, changed at runtime through any clone:
+///
+/// ```
+/// use smcp_server::prelude::*;
+///
+/// let server = Server::builder("demo", "1.0.0")
+///     .tools_list_changed(true)
+///     .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+///     .build()?;
+/// let app: axum::Router = server.router("/mcp");
+/// let admin = server.clone();
+/// admin.add_tool(tool("pong").handler(|_call| async { Ok(CallToolResult::text("ping")) }))?;
+/// # let _ = app;
+/// # Ok::<(), smcp_server::BuildError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Server {
     pub(crate) shared: Arc<Shared>,

@@ -24,6 +24,10 @@ use crate::core::context::RequestContext;
 use crate::core::handler::HandlerError;
 
 /// The multi round-trip input of one request (`call.input`).
+///
+/// # Examples
+///
+/// See [`Input::ask`], [`Input::set_state`] and the [module docs](crate::mrtr).
 #[derive(Clone, Debug)]
 pub struct Input {
     shared: Arc<Shared>,
