@@ -474,6 +474,7 @@ async fn client_example_answers_on_the_terminal_and_hears_the_change() {
     );
     assert!(out.contains("retitle: title is now \"Roadmap\""), "{out}");
     assert!(out.contains("notes://title changed: Roadmap"), "{out}");
+    assert!(out.contains("tool: retitle"), "{out}");
     // Declining (an empty required field) changes nothing.
     let out = run(env!("CARGO_BIN_EXE_client"), &["--url", &server.url], "\n").await;
     assert!(out.contains("retitle: title unchanged"), "{out}");
@@ -688,7 +689,20 @@ async fn files_upload_call_and_verified_download() {
         out.contains(&format!("loud-notes.txt ({size} bytes)")),
         "{out}"
     );
-    assert_eq!(out.lines().last(), Some(first.as_str()), "{out}");
+    // The downloaded file's first line follows the download; then the in-memory round trip.
+    let lines: Vec<&str> = out.lines().collect();
+    let downloaded = lines
+        .iter()
+        .position(|l| l.starts_with("downloaded ") && l.ends_with(" bytes)"))
+        .unwrap();
+    assert_eq!(
+        lines[downloaded + 1..],
+        [
+            first.as_str(),
+            "downloaded loud-memo.txt into memory: MADE IN MEMORY"
+        ],
+        "{out}"
+    );
 }
 
 #[tokio::test]
