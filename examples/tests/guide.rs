@@ -1,6 +1,6 @@
 //! The guide (`docs/guide/*.md`) and the README are checked against the code:
 //!
-//! * every ```` ```rust ```` block in the guide is preceded by a marker
+//! * every ```` ```rust ```` block in the guide and the README is preceded by a marker
 //!   `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` and equals that region of the example
 //!   (between `// ANCHOR: name` and `// ANCHOR_END: name`, dedented), which
 //!   `cargo build`/`clippy` compile and `tests/examples.rs` runs;
@@ -113,37 +113,48 @@ fn region(file: &Path, anchor: &str) -> String {
         .join("\n")
 }
 
+/// Checks every rust block of `page` against the region its marker names; returns how many.
+fn check_rust_blocks(page: &Path) -> usize {
+    let mut checked = 0;
+    let markdown = std::fs::read_to_string(page).unwrap();
+    for block in blocks(&markdown).into_iter().filter(|b| b.lang == "rust") {
+        let marker = block
+            .before
+            .trim()
+            .strip_prefix("<!-- include: ")
+            .and_then(|m| m.strip_suffix(" -->"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}:{}: a rust block needs `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` on the line before",
+                    page.display(),
+                    block.line
+                )
+            });
+        let (file, anchor) = marker.split_once('#').unwrap();
+        let expected = region(&root().join(file), anchor);
+        pretty_assertions::assert_eq!(
+            block.text,
+            expected,
+            "{}:{}: the block differs from {marker}",
+            page.display(),
+            block.line
+        );
+        checked += 1;
+    }
+    checked
+}
+
 #[test]
 fn every_rust_block_of_the_guide_is_a_region_of_an_example() {
-    let mut checked = 0;
-    for page in guide_pages() {
-        let markdown = std::fs::read_to_string(&page).unwrap();
-        for block in blocks(&markdown).into_iter().filter(|b| b.lang == "rust") {
-            let marker = block
-                .before
-                .trim()
-                .strip_prefix("<!-- include: ")
-                .and_then(|m| m.strip_suffix(" -->"))
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{}:{}: a rust block needs `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` on the line before",
-                        page.display(),
-                        block.line
-                    )
-                });
-            let (file, anchor) = marker.split_once('#').unwrap();
-            let expected = region(&root().join(file), anchor);
-            pretty_assertions::assert_eq!(
-                block.text,
-                expected,
-                "{}:{}: the block differs from {marker}",
-                page.display(),
-                block.line
-            );
-            checked += 1;
-        }
-    }
+    let checked: usize = guide_pages().iter().map(|p| check_rust_blocks(p)).sum();
     assert!(checked >= 15, "only {checked} blocks checked");
+}
+
+#[test]
+fn every_rust_block_of_the_readme_is_a_region_of_an_example() {
+    // The quick start is the typed tool: its types, the tool and the server.
+    let checked = check_rust_blocks(&root().join("README.md"));
+    assert!(checked >= 2, "only {checked} blocks checked");
 }
 
 /// Every `cargo run -p smcp-examples --bin NAME` in `text`.

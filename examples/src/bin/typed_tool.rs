@@ -215,6 +215,7 @@ fn packing_list() -> PromptBuilder {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     smcp_examples::init_logging();
+    let addr = smcp_examples::listen_addr()?; // 127.0.0.1:3000, or `--listen ADDR`
     // ANCHOR: main
     let server = Server::builder("weather", "1.0.0")
         .tool(weather())
@@ -223,8 +224,8 @@ async fn main() -> anyhow::Result<()> {
         .prompt(packing_list()) // a prompt whose arguments come from a struct
         .build()?;
     // Streamable HTTP at /mcp (`server.router("/mcp")` mounts it into an axum app instead,
-    // `server.serve_stdio(..)` serves stdin and stdout). 127.0.0.1:3000, or `--listen ADDR`.
-    let listener = tokio::net::TcpListener::bind(smcp_examples::listen_addr()?).await?;
+    // `server.serve_stdio(..)` serves stdin and stdout).
+    let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
