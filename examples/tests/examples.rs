@@ -6,17 +6,14 @@
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use serde_json::json;
-use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-use smcp_client::proto::content::ResourceContents;
-use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
-use smcp_client::{
-    BoxFuture, CancellationToken, Client, HandlerError, InputHandler, InputKinds, StdioCommand,
-    SubscriptionEvent,
-};
+use serde_json::{Value, json};
+use smcp_client::CancellationToken;
+use smcp_client::prelude::*;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
@@ -115,14 +112,6 @@ async fn run(program: &str, args: &[&str], stdin: &str) -> String {
     out
 }
 
-fn text(result: &smcp_client::proto::server::tools::CallToolResult) -> &str {
-    result
-        .content
-        .first()
-        .and_then(|b| b.as_text())
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn hello_tool_over_http_and_stdio() {
     let server = start(env!("CARGO_BIN_EXE_hello_tool")).await;
@@ -137,11 +126,11 @@ async fn hello_tool_over_http_and_stdio() {
         .call_tool("greet", json!({"name": "Ada"}))
         .await
         .unwrap();
-    assert_eq!(text(&result), "Hello, Ada!");
+    assert_eq!(result.text_content(), "Hello, Ada!");
     // The schema is enforced before the handler runs: a model-readable tool error.
     let missing = client.call_tool("greet", json!({})).await.unwrap();
     assert!(missing.is_error(), "{missing:?}");
-    assert!(text(&missing).contains("name"), "{missing:?}");
+    assert!(missing.text_content().contains("name"), "{missing:?}");
 
     let stdio = Client::stdio(StdioCommand::new(env!("CARGO_BIN_EXE_hello_tool")).arg("--stdio"))
         .build()
@@ -150,8 +139,215 @@ async fn hello_tool_over_http_and_stdio() {
         .call_tool("greet", json!({"name": "Grace"}))
         .await
         .unwrap();
-    assert_eq!(text(&result), "Hello, Grace!");
+    assert_eq!(result.text_content(), "Hello, Grace!");
     stdio.close().await;
+}
+
+/// What a client of `weather` reads `structuredContent` into: its own type, no schemars.
+#[derive(Debug, serde::Deserialize)]
+struct Forecast {
+    city: String,
+    days: u8,
+    celsius: f64,
+    sky: String,
+}
+
+/// The answer to `book`'s form.
+#[derive(Debug, serde::Serialize)]
+struct Booking {
+    seats: u8,
+    window: Option<bool>,
+    confirm: bool,
+}
+
+#[tokio::test]
+async fn typed_tool_schemas_structured_content_and_a_typed_question() {
+    let server = start(env!("CARGO_BIN_EXE_typed_tool")).await;
+    let client = Client::builder(&server.url).build().unwrap();
+
+    // The schemas in tools/list are derived from the Rust types, doc comments included.
+    let tools = client.list_tools().await.unwrap();
+    let weather = tools.iter().find(|t| t.name == "weather").unwrap();
+    let input = serde_json::to_value(&weather.input_schema).unwrap();
+    assert_eq!(input["type"], "object");
+    assert_eq!(input["required"], json!(["city"]), "{input:#}");
+    assert_eq!(input["properties"]["city"]["type"], "string");
+    assert_eq!(
+        input["properties"]["city"]["description"],
+        "City name, e.g. \"Lisbon\"."
+    );
+    assert_eq!(input["properties"]["days"]["type"], "integer");
+    assert_eq!(input["properties"]["days"]["maximum"], 7);
+    assert_eq!(input["properties"]["days"]["default"], 0);
+    let output = serde_json::to_value(weather.output_schema.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        output["required"],
+        json!(["city", "days", "celsius", "sky"]),
+        "{output:#}"
+    );
+    assert_eq!(output["properties"]["celsius"]["type"], "number");
+    assert_eq!(
+        output["properties"]["sky"]["enum"],
+        json!(["clear", "cloudy", "rain"])
+    );
+    let book = tools.iter().find(|t| t.name == "book").unwrap();
+    assert!(book.output_schema.is_none(), "{book:?}");
+
+    // structuredContent, read back into the client's own type; the text block carries the
+    // same JSON for clients that read only `content`.
+    let result = client
+        .call_tool("weather", json!({"city": "Lisbon", "days": 2}))
+        .await
+        .unwrap();
+    assert!(!result.is_error(), "{result:?}");
+    let forecast: Forecast = result.structured_as().unwrap().unwrap();
+    assert_eq!((forecast.city.as_str(), forecast.days), ("Lisbon", 2));
+    assert!(["clear", "cloudy", "rain"].contains(&forecast.sky.as_str()));
+    assert!(forecast.celsius.is_finite());
+    let text: Value = serde_json::from_str(&result.text_content()).unwrap();
+    assert_eq!(Some(text), result.structured_content);
+    // `days` defaults to 0 when absent.
+    let today = client
+        .call_tool("weather", json!({"city": "Lisbon"}))
+        .await
+        .unwrap();
+    assert_eq!(today.structured_as::<Forecast>().unwrap().unwrap().days, 0);
+
+    // Arguments that do not fit the derived schema: a tool error the model can read, naming
+    // the argument, and the handler never ran.
+    for (arguments, field) in [
+        (json!({"city": "Lisbon", "days": 9}), "/days"),
+        (json!({"city": 3}), "/city"),
+        (json!({"days": 1}), "city"),
+    ] {
+        let refused = client.call_tool("weather", arguments).await.unwrap();
+        assert!(refused.is_error(), "{refused:?}");
+        assert!(refused.structured_content.is_none(), "{refused:?}");
+        let message = refused.text_content();
+        assert!(message.contains(field), "{field}: {message}");
+    }
+
+    // A result that breaks the outputSchema never leaves the server: -32603 naming the
+    // failing member (the client would refuse it too, see `Error::output_schema_path`).
+    let mean = client
+        .call_tool("mean", json!({"values": [1.0, 2.0, 6.0]}))
+        .await
+        .unwrap();
+    assert_eq!(mean.structured_content, Some(json!({"mean": 3.0})));
+    let err = client
+        .call_tool("mean", json!({"values": []}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.jsonrpc_code(), Some(-32603), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("outputSchema") && message.contains("/mean"),
+        "{message}"
+    );
+
+    // The typed prompt: arguments declared from the struct, rendered from it.
+    let prompts = client.list_prompts().await.unwrap();
+    let packing = prompts.iter().find(|p| p.name == "packing_list").unwrap();
+    let declared: Vec<(String, Option<bool>)> = packing
+        .arguments
+        .iter()
+        .flatten()
+        .map(|a| (a.name.clone(), a.required))
+        .collect();
+    assert_eq!(
+        declared,
+        [
+            ("city".to_owned(), Some(true)),
+            ("length".to_owned(), Some(false))
+        ]
+    );
+    let args = BTreeMap::from([
+        ("city".to_owned(), "Oslo".to_owned()),
+        ("length".to_owned(), "a weekend".to_owned()),
+    ]);
+    let text = client
+        .get_prompt("packing_list", args)
+        .await
+        .unwrap()
+        .text();
+    assert!(
+        text.starts_with("I am going to Oslo for a weekend; "),
+        "{text}"
+    );
+    assert!(text.ends_with("What should I pack?"), "{text}");
+    let args = BTreeMap::from([("city".to_owned(), "Oslo".to_owned())]);
+    let text = client
+        .get_prompt("packing_list", args)
+        .await
+        .unwrap()
+        .text();
+    assert!(
+        text.starts_with("I am going to Oslo for a few days; "),
+        "{text}"
+    );
+    let err = client
+        .get_prompt("packing_list", BTreeMap::new())
+        .await
+        .unwrap_err();
+    assert_eq!(err.jsonrpc_code(), Some(-32602), "{err}");
+
+    // The typed question: the form is derived from `Booking`. The first answer (12 seats)
+    // does not fit it and is asked again; the second is handed to the tool as a struct.
+    let forms = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let asked = forms.clone();
+    let answers = Arc::new(AtomicUsize::new(0));
+    let handler = FnInputHandler::new().on_elicit(move |params| {
+        let asked = asked.clone();
+        let round = answers.fetch_add(1, Ordering::SeqCst);
+        async move {
+            let ElicitRequestParams::Form(form) = params else {
+                panic!("a form, not {params:?}");
+            };
+            asked.lock().unwrap().push((
+                form.message,
+                serde_json::to_value(&form.requested_schema).unwrap(),
+            ));
+            let seats = if round == 0 { 12 } else { 2 };
+            Ok(ElicitResult::accept_with(&Booking {
+                seats,
+                window: Some(true),
+                confirm: true,
+            })?)
+        }
+    });
+    let booking = Client::builder(&server.url)
+        .input_handler(handler)
+        .build()
+        .unwrap();
+    let result = booking
+        .call_tool("book", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    assert_eq!(result.text_content(), "booked 2 seat(s) to Oslo, window");
+    let forms = forms.lock().unwrap().clone();
+    assert_eq!(forms.len(), 2, "{forms:?}");
+    let (message, schema) = &forms[0];
+    assert_eq!(message, "Book a trip to Oslo?");
+    assert_eq!(
+        schema["required"],
+        json!(["seats", "confirm"]),
+        "{schema:#}"
+    );
+    assert_eq!(schema["properties"]["seats"]["type"], "integer");
+    assert_eq!(schema["properties"]["seats"]["minimum"], 1);
+    assert_eq!(schema["properties"]["seats"]["maximum"], 9);
+    assert_eq!(schema["properties"]["window"]["type"], "boolean");
+    assert_eq!(
+        schema["properties"]["confirm"]["description"],
+        "Book it now?"
+    );
+
+    let no = Client::builder(&server.url)
+        .input_handler(declining())
+        .build()
+        .unwrap();
+    let result = no.call_tool("book", json!({"city": "Oslo"})).await.unwrap();
+    assert_eq!(result.text_content(), "nothing booked");
 }
 
 #[tokio::test]
@@ -167,7 +363,7 @@ async fn progress_is_reported_and_cancellation_reaches_the_handler() {
         .send()
         .await
         .unwrap();
-    assert_eq!(text(&result), "liftoff");
+    assert_eq!(result.text_content(), "liftoff");
     let seen = seen.lock().unwrap().clone();
     let values: Vec<f64> = seen.iter().map(|(v, _)| *v).collect();
     assert_eq!(values, [1.0, 2.0, 3.0]);
@@ -188,55 +384,45 @@ async fn progress_is_reported_and_cancellation_reaches_the_handler() {
     assert!(line.contains("done=1") || line.contains("done=2"), "{line}");
 }
 
-/// Answers every form with fixed values, or declines.
-struct Fixed(Option<BTreeMap<String, ElicitValue>>);
-
-impl InputHandler for Fixed {
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
+/// An input handler that answers every form with `answer`, serialized.
+fn answering<T: serde::Serialize + Send + Sync + 'static>(answer: T) -> FnInputHandler {
+    let answer = Arc::new(answer);
+    FnInputHandler::new().on_elicit(move |params| {
+        let answer = answer.clone();
+        async move {
+            assert!(matches!(params, ElicitRequestParams::Form(_)), "{params:?}");
+            Ok(ElicitResult::accept_with(&*answer)?)
         }
-    }
+    })
+}
 
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
-        assert!(matches!(params, ElicitRequestParams::Form(_)));
-        let answer = match &self.0 {
-            Some(content) => ElicitResult::accept(content.clone()),
-            None => ElicitResult::decline(),
-        };
-        Box::pin(async move { Ok(answer) })
-    }
+/// An input handler that declines every form.
+fn declining() -> FnInputHandler {
+    FnInputHandler::new().on_elicit(|_| async { Ok(ElicitResult::decline()) })
 }
 
 async fn read_text(client: &Client, uri: &str) -> String {
     let read = client.read_resource(uri).await.unwrap();
-    match &read.contents[0] {
-        ResourceContents::Text(t) => t.text.clone(),
-        other => panic!("{other:?}"),
-    }
+    assert!(
+        matches!(read.contents[..], [ResourceContents::Text(_)]),
+        "{read:?}"
+    );
+    read.text()
 }
 
 #[tokio::test]
 async fn elicitation_asks_then_acts_and_notifies_subscribers() {
     let server = start(env!("CARGO_BIN_EXE_elicitation")).await;
     let declining = Client::builder(&server.url)
-        .input_handler(Fixed(None))
+        .input_handler(declining())
         .build()
         .unwrap();
     let result = declining.call_tool("retitle", json!({})).await.unwrap();
-    assert_eq!(text(&result), "title unchanged");
+    assert_eq!(result.text_content(), "title unchanged");
     assert_eq!(read_text(&declining, "notes://title").await, "Untitled");
 
-    let answers = BTreeMap::from([
-        ("title".to_owned(), ElicitValue::String("Plans".to_owned())),
-        ("confirm".to_owned(), ElicitValue::Bool(true)),
-    ]);
     let client = Client::builder(&server.url)
-        .input_handler(Fixed(Some(answers)))
+        .input_handler(answering(json!({"title": "Plans", "confirm": true})))
         .build()
         .unwrap();
     let mut changes = client.listen(SubscriptionFilter {
@@ -250,7 +436,7 @@ async fn elicitation_asks_then_acts_and_notifies_subscribers() {
         .unwrap();
     assert!(matches!(ack, SubscriptionEvent::Acknowledged(_)), "{ack:?}");
     let result = client.call_tool("retitle", json!({})).await.unwrap();
-    assert_eq!(text(&result), "title is now \"Plans\"");
+    assert_eq!(result.text_content(), "title is now \"Plans\"");
     let event = tokio::time::timeout(WAIT, changes.next())
         .await
         .unwrap()
@@ -288,6 +474,7 @@ async fn client_example_answers_on_the_terminal_and_hears_the_change() {
     );
     assert!(out.contains("retitle: title is now \"Roadmap\""), "{out}");
     assert!(out.contains("notes://title changed: Roadmap"), "{out}");
+    assert!(out.contains("tool: retitle"), "{out}");
     // Declining (an empty required field) changes nothing.
     let out = run(env!("CARGO_BIN_EXE_client"), &["--url", &server.url], "\n").await;
     assert!(out.contains("retitle: title unchanged"), "{out}");
@@ -348,7 +535,7 @@ async fn resources_templates_and_subscriptions() {
         .call_tool("pin_city", json!({"city": "oslo"}))
         .await
         .unwrap();
-    assert_eq!(text(&result), "pinned://oslo added");
+    assert_eq!(result.text_content(), "pinned://oslo added");
     let changed = tokio::time::timeout(WAIT, lists.next())
         .await
         .unwrap()
@@ -366,9 +553,10 @@ async fn prompts_and_completion() {
     assert_eq!(prompts[0].name, "review");
     let args = BTreeMap::from([("language".to_owned(), "rust".to_owned())]);
     let prompt = client.get_prompt("review", args).await.unwrap();
+    assert_eq!(prompt.messages.len(), 1, "{prompt:?}");
     assert_eq!(
-        prompt.messages[0].content.as_text(),
-        Some("Review the following rust code. Look at correctness first.")
+        prompt.text(),
+        "Review the following rust code. Look at correctness first."
     );
     // A required argument missing: refused before the handler runs.
     let err = client
@@ -402,7 +590,7 @@ async fn axum_app_with_layers_and_a_principal() {
         .build()
         .unwrap();
     let result = alice.call_tool("whoami", json!({})).await.unwrap();
-    assert_eq!(text(&result), "alice");
+    assert_eq!(result.text_content(), "alice");
 }
 
 /// A `tools/call` body for `ping`, as any client sends it.
@@ -501,7 +689,20 @@ async fn files_upload_call_and_verified_download() {
         out.contains(&format!("loud-notes.txt ({size} bytes)")),
         "{out}"
     );
-    assert_eq!(out.lines().last(), Some(first.as_str()), "{out}");
+    // The downloaded file's first line follows the download; then the in-memory round trip.
+    let lines: Vec<&str> = out.lines().collect();
+    let downloaded = lines
+        .iter()
+        .position(|l| l.starts_with("downloaded ") && l.ends_with(" bytes)"))
+        .unwrap();
+    assert_eq!(
+        lines[downloaded + 1..],
+        [
+            first.as_str(),
+            "downloaded loud-memo.txt into memory: MADE IN MEMORY"
+        ],
+        "{out}"
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! The guide (`docs/guide/*.md`) and the README are checked against the code:
 //!
-//! * every ```` ```rust ```` block in the guide is preceded by a marker
+//! * every ```` ```rust ```` block in the guide and the README is preceded by a marker
 //!   `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` and equals that region of the example
 //!   (between `// ANCHOR: name` and `// ANCHOR_END: name`, dedented), which
 //!   `cargo build`/`clippy` compile and `tests/examples.rs` runs;
@@ -8,7 +8,10 @@
 //!   examples' own headers names a program that exists;
 //! * every `smcp-*` crate named in a `[dependencies]` block of the guide or the README exists
 //!   in `crates/` with the version given;
-//! * every relative link in the guide points to a file or directory of the repository.
+//! * every relative link in the guide points to a file or directory of the repository;
+//! * every row of the CLI error table in `docs/guide/cli.md` names a test that exists in
+//!   `crates/smcp/tests/` and gives the exit code of the reference table in `docs/cli.md`,
+//!   and the guide's exit-code table lists the reference's codes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -110,37 +113,48 @@ fn region(file: &Path, anchor: &str) -> String {
         .join("\n")
 }
 
+/// Checks every rust block of `page` against the region its marker names; returns how many.
+fn check_rust_blocks(page: &Path) -> usize {
+    let mut checked = 0;
+    let markdown = std::fs::read_to_string(page).unwrap();
+    for block in blocks(&markdown).into_iter().filter(|b| b.lang == "rust") {
+        let marker = block
+            .before
+            .trim()
+            .strip_prefix("<!-- include: ")
+            .and_then(|m| m.strip_suffix(" -->"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}:{}: a rust block needs `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` on the line before",
+                    page.display(),
+                    block.line
+                )
+            });
+        let (file, anchor) = marker.split_once('#').unwrap();
+        let expected = region(&root().join(file), anchor);
+        pretty_assertions::assert_eq!(
+            block.text,
+            expected,
+            "{}:{}: the block differs from {marker}",
+            page.display(),
+            block.line
+        );
+        checked += 1;
+    }
+    checked
+}
+
 #[test]
 fn every_rust_block_of_the_guide_is_a_region_of_an_example() {
-    let mut checked = 0;
-    for page in guide_pages() {
-        let markdown = std::fs::read_to_string(&page).unwrap();
-        for block in blocks(&markdown).into_iter().filter(|b| b.lang == "rust") {
-            let marker = block
-                .before
-                .trim()
-                .strip_prefix("<!-- include: ")
-                .and_then(|m| m.strip_suffix(" -->"))
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{}:{}: a rust block needs `<!-- include: examples/src/bin/FILE.rs#ANCHOR -->` on the line before",
-                        page.display(),
-                        block.line
-                    )
-                });
-            let (file, anchor) = marker.split_once('#').unwrap();
-            let expected = region(&root().join(file), anchor);
-            pretty_assertions::assert_eq!(
-                block.text,
-                expected,
-                "{}:{}: the block differs from {marker}",
-                page.display(),
-                block.line
-            );
-            checked += 1;
-        }
-    }
+    let checked: usize = guide_pages().iter().map(|p| check_rust_blocks(p)).sum();
     assert!(checked >= 15, "only {checked} blocks checked");
+}
+
+#[test]
+fn every_rust_block_of_the_readme_is_a_region_of_an_example() {
+    // The quick start is the typed tool: its types, the tool and the server.
+    let checked = check_rust_blocks(&root().join("README.md"));
+    assert!(checked >= 2, "only {checked} blocks checked");
 }
 
 /// Every `cargo run -p smcp-examples --bin NAME` in `text`.
@@ -239,4 +253,63 @@ fn relative_links_of_the_guide_resolve() {
             );
         }
     }
+}
+
+/// The rows of the markdown table whose header line starts with `header`, split into cells.
+fn table_rows(markdown: &str, header: &str) -> Vec<Vec<String>> {
+    let mut lines = markdown.lines().skip_while(|l| !l.starts_with(header));
+    assert!(lines.next().is_some(), "no table headed {header:?}");
+    lines
+        .skip(1) // the |---| line
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            l.trim_matches('|')
+                .split(" | ")
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The first `code span` of `cell`.
+fn code_span(cell: &str) -> &str {
+    cell.split('`').nth(1).unwrap_or_default()
+}
+
+#[test]
+fn every_row_of_the_guides_cli_error_table_is_a_test_with_the_reference_exit_code() {
+    let guide = std::fs::read_to_string(root().join("docs/guide/cli.md")).unwrap();
+    let reference = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    let mut tests = String::new();
+    for entry in std::fs::read_dir(root().join("crates/smcp/tests")).unwrap() {
+        tests.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    let reference_rows = table_rows(&reference, "| cause | message");
+    let rows = table_rows(&guide, "| cause | message");
+    assert!(rows.len() >= 10, "only {} rows", rows.len());
+    for row in &rows {
+        let [cause, _message, exit, test] = &row[..] else {
+            panic!("a row of four cells: {row:?}");
+        };
+        let test = code_span(test);
+        assert!(
+            tests.contains(&format!("fn {test}(")),
+            "{cause}: no test fn {test} in crates/smcp/tests"
+        );
+        // The reference's row that names the same test gives the same exit code.
+        let reference_exit = reference_rows
+            .iter()
+            .find(|r| r.last().is_some_and(|t| t.contains(&format!("`{test}`"))))
+            .map(|r| r[r.len() - 2].clone())
+            .unwrap_or_else(|| panic!("docs/cli.md's error table has no row for {test}"));
+        assert_eq!(exit, &reference_exit, "{cause}");
+    }
+    // And the exit-code table is the reference's, code for code.
+    let codes = |rows: Vec<Vec<String>>| -> Vec<String> {
+        rows.into_iter().map(|r| r[0].clone()).collect()
+    };
+    assert_eq!(
+        codes(table_rows(&guide, "| exit | class |")),
+        codes(table_rows(&reference, "| code | class |"))
+    );
 }

@@ -1,5 +1,6 @@
-//! A client with an `InputHandler` (it answers a server's questions on the terminal) and a
-//! `subscriptions/listen` stream (it hears when a resource changes).
+//! A client with an input handler made of a closure (`FnInputHandler`: it answers a server's
+//! questions on the terminal), a `subscriptions/listen` stream (it hears when a resource
+//! changes), and a list fetched a page at a time.
 //!
 //! ```sh
 //! cargo run -p smcp-examples --bin elicitation -- --listen 127.0.0.1:3000   # the server
@@ -7,51 +8,37 @@
 //! ```
 //!
 //! It subscribes to `notes://title`, calls the `retitle` tool, fills in the form the tool asks
-//! for from what you type, then waits for the change notification and reads the new title.
+//! for from what you type, then waits for the change notification, reads the new title, and
+//! lists the server's tools page by page.
 
 use std::io::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
-use smcp_client::proto::client::elicitation::{
-    ElicitRequestParams, ElicitResult, ElicitValue, PrimitiveSchemaDefinition,
-};
-use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
-use smcp_client::{BoxFuture, Client, HandlerError, InputHandler, InputKinds, SubscriptionEvent};
-use tokio::io::{AsyncBufReadExt as _, BufReader, Lines, Stdin};
+use smcp_client::prelude::*;
+use smcp_client::proto::client::elicitation::{ElicitValue, PrimitiveSchemaDefinition};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::sync::Mutex;
 
 const TITLE_URI: &str = "notes://title";
 
 // ANCHOR: handler
-/// Answers elicitation forms from the terminal, one line per field.
-#[derive(Debug)]
-struct Terminal {
-    lines: Mutex<Lines<BufReader<Stdin>>>,
-}
-
-impl InputHandler for Terminal {
-    /// Declared in every request's client capabilities: this client answers forms only, so
-    /// a server never asks it for sampling or roots.
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
-        }
-    }
-
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
-        Box::pin(async move {
+/// Answers elicitation forms from the terminal, one line per field. A `FnInputHandler`
+/// declares what it can answer in every request's client capabilities: this one answers
+/// forms only, so a server never asks it for sampling or roots.
+fn terminal() -> FnInputHandler {
+    let lines = Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()));
+    FnInputHandler::new().on_elicit(move |params| {
+        let lines = lines.clone();
+        async move {
             let ElicitRequestParams::Form(form) = params else {
                 return Ok(ElicitResult::decline());
             };
             println!("The server asks: {}", form.message);
             let required = form.requested_schema.required.unwrap_or_default();
             let mut content = std::collections::BTreeMap::new();
-            let mut lines = self.lines.lock().await;
+            let mut lines = lines.lock().await;
             for (name, field) in form.requested_schema.properties {
                 print!("  {name}: ");
                 let _ = std::io::stdout().flush();
@@ -79,8 +66,8 @@ impl InputHandler for Terminal {
                 content.insert(name, value);
             }
             Ok(ElicitResult::accept(content))
-        })
-    }
+        }
+    })
 }
 // ANCHOR_END: handler
 
@@ -88,9 +75,7 @@ impl InputHandler for Terminal {
 async fn main() -> anyhow::Result<()> {
     // ANCHOR: client
     let client = Client::builder(smcp_examples::server_url())
-        .input_handler(Terminal {
-            lines: Mutex::new(BufReader::new(tokio::io::stdin()).lines()),
-        })
+        .input_handler(terminal())
         .build()?;
 
     // Open the listen stream first; the server acknowledges what it will actually send.
@@ -111,9 +96,8 @@ async fn main() -> anyhow::Result<()> {
     // The call may take several rounds: each InputRequiredResult goes to the handler above,
     // and the call is retried with its answers, all inside `call_tool`.
     let result = client.call_tool("retitle", serde_json::json!({})).await?;
-    for block in &result.content {
-        println!("retitle: {}", block.as_text().unwrap_or("(not text)"));
-    }
+    // The text blocks of the result, joined.
+    println!("retitle: {}", result.text_content());
     // ANCHOR_END: client
 
     // ANCHOR: listen
@@ -129,17 +113,30 @@ async fn main() -> anyhow::Result<()> {
     .await;
     match updated {
         Ok(Ok(Some(uri))) => {
+            // `text()`: the text contents, joined.
             let read = client.read_resource(&uri).await?;
-            for contents in read.contents {
-                if let smcp_client::proto::content::ResourceContents::Text(text) = contents {
-                    println!("{uri} changed: {}", text.text);
-                }
-            }
+            println!("{uri} changed: {}", read.text());
         }
         Ok(Ok(None)) => println!("the server closed the listen stream"),
         Ok(Err(e)) => return Err(e.into()),
         Err(_) => println!("no change within 5 s"),
     }
     // ANCHOR_END: listen
+
+    // ANCHOR: pages
+    // `list_tools` follows every page; `list_tools_page` fetches one at a time, for a server
+    // with a large catalog or a UI that shows one page.
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = client.list_tools_page(cursor.as_deref()).await?;
+        for tool in &page.items {
+            println!("tool: {}", tool.name);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    // ANCHOR_END: pages
     Ok(())
 }

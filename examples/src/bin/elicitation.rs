@@ -14,10 +14,8 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use smcp_server::proto::client::elicitation::{ElicitAction, ElicitValue};
-use smcp_server::proto::content::TextResourceContents;
-use smcp_server::proto::server::tools::{CallToolResult, ToolAnnotations};
-use smcp_server::{HandlerError, ServeOptions, Server, mrtr, resource, tool};
+use smcp_server::ServeOptions;
+use smcp_server::prelude::*;
 
 /// The resource the tool changes.
 const TITLE_URI: &str = "notes://title";
@@ -61,16 +59,16 @@ async fn main() -> anyhow::Result<()> {
                                 "required": ["title", "confirm"]
                             }),
                         ))?;
-                        // Only past the last `ask` does the tool change anything.
-                        let content = answer.content.unwrap_or_default();
-                        let confirmed = content.get("confirm") == Some(&ElicitValue::Bool(true));
-                        let new_title = match content.get("title") {
-                            Some(ElicitValue::String(t)) => t.clone(),
-                            _ => String::new(),
-                        };
-                        if answer.action != ElicitAction::Accept || !confirmed {
+                        // Only past the last `ask` does the tool change anything. `get` reads
+                        // one answer as a Rust type (`None` when absent or of another type);
+                        // `mrtr::elicit_typed` asks with a struct instead (see `typed_tool`).
+                        let confirmed = answer.get::<bool>("confirm") == Some(true);
+                        let new_title = answer.get::<String>("title");
+                        let (true, true, Some(new_title)) =
+                            (answer.is_accepted(), confirmed, new_title)
+                        else {
                             return Ok(CallToolResult::text("title unchanged"));
-                        }
+                        };
                         if let Ok(mut t) = title.lock() {
                             t.clone_from(&new_title);
                         }
@@ -79,9 +77,7 @@ async fn main() -> anyhow::Result<()> {
                         if let Some(server) = call.ctx.server() {
                             server.notify_resource_updated(TITLE_URI);
                         }
-                        Ok::<_, HandlerError>(CallToolResult::text(format!(
-                            "title is now {new_title:?}"
-                        )))
+                        Ok(CallToolResult::text(format!("title is now {new_title:?}")))
                     }
                 }),
             // ANCHOR_END: ask

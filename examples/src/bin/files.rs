@@ -1,6 +1,7 @@
 //! SEP-2631 file transfer, both sides in one program: a server whose tool takes a file and
 //! returns a generated one, and a client that uploads a local file, calls the tool and
-//! downloads the result with its size and sha-256 digest verified.
+//! downloads the result with its size and sha-256 digest verified; then the same from memory
+//! (bytes uploaded, the result downloaded into a `Vec<u8>`).
 //!
 //! ```sh
 //! cargo run -p smcp-examples --bin files                              # uploads examples/data/notes.txt
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
+use smcp_client::files::{UploadMeta, output_files};
 use smcp_client::{Client, FileTransfer};
 use smcp_files::{Files, FilesConfig, FilesExtension, FilesToolCall as _, LocalFileStore};
 use smcp_server::proto::content::ContentBlock;
@@ -117,7 +119,7 @@ async fn main() -> anyhow::Result<()> {
         anyhow::bail!("the tool failed: {:?}", result.content);
     }
     // File outputs come as `file` content blocks; download each one, verified.
-    for file in smcp_client::files::output_files(&result) {
+    for file in output_files(&result) {
         let (path, meta) = client.download_file(&file, &work, None).await?;
         println!(
             "downloaded {} ({} bytes)",
@@ -128,6 +130,30 @@ async fn main() -> anyhow::Result<()> {
         println!("{}", text.lines().next().unwrap_or_default());
     }
     // ANCHOR_END: client
+
+    // ANCHOR: memory
+    // The same from memory. `upload_bytes` computes the size and digest itself (the size
+    // given to `UploadMeta::new` is replaced); `upload_reader` streams any `AsyncRead` of a
+    // known size instead.
+    let memo = "made in memory\n";
+    let uploaded = client
+        .upload_bytes(memo.into(), UploadMeta::new(0).name("memo.txt"), None)
+        .await?;
+    let result = client
+        .call_tool("shout", json!({"document": uploaded.uri}))
+        .await?;
+    for file in output_files(&result) {
+        // Into any `AsyncWrite`, here a `Vec<u8>`. The bytes reach the writer before they
+        // can be verified: on `Err` (a size or digest mismatch), discard what was written.
+        let mut loud = Vec::new();
+        let meta = client.download_file_into(&file, &mut loud, None).await?;
+        println!(
+            "downloaded {} into memory: {}",
+            meta.name.as_deref().unwrap_or("a file"),
+            String::from_utf8_lossy(&loud).trim_end()
+        );
+    }
+    // ANCHOR_END: memory
 
     let _ = stop.send(());
     serving.await??;

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::json;
-use smcp_server::proto::server::tools::CallToolResult;
-use smcp_server::{HandlerError, LoggingLevel, ServeOptions, Server, tool};
+use smcp_server::ServeOptions;
+use smcp_server::prelude::*;
 
 #[derive(Debug, Deserialize)]
 struct CountdownArgs {
@@ -58,16 +58,13 @@ async fn main() -> anyhow::Result<()> {
                             () = tokio::time::sleep(Duration::from_millis(args.step_ms)) => {}
                         }
                         // Sent only when the request carried a progressToken; the values must
-                        // increase. The first notification switches the response to SSE.
+                        // increase. The first notification switches the response to SSE. `?`
+                        // ends the call when the client has gone away.
                         let left = args.from - done;
+                        let message = format!("{left} left");
                         call.ctx
-                            .progress(
-                                f64::from(done),
-                                Some(f64::from(args.from)),
-                                Some(&format!("{left} left")),
-                            )
-                            .await
-                            .map_err(|e| HandlerError::failed(e.to_string()))?;
+                            .progress(f64::from(done), Some(f64::from(args.from)), Some(&message))
+                            .await?;
                         // Sent only to requests that asked for logs at this level or below.
                         let _ = call
                             .ctx

@@ -80,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
         .start()
         .await?
     {
-        ToolCallOutcome::Complete(result) => println!("answered inline: {:?}", result.content),
+        ToolCallOutcome::Complete(result) => println!("answered inline: {}", result.text_content()),
         ToolCallOutcome::Task(task) => {
             println!("task {} created", task.id());
             // Polls tasks/get at the interval the server suggests, until a terminal status.
@@ -93,12 +93,7 @@ async fn main() -> anyhow::Result<()> {
                     }
                 })
                 .await?;
-            let text = result
-                .content
-                .first()
-                .and_then(|b| b.as_text())
-                .unwrap_or_default();
-            println!("result: {text}");
+            println!("result: {}", result.text_content());
         }
     }
 
