@@ -361,6 +361,21 @@ async fn typed_prompt_declares_and_reads_its_arguments() {
         got["result"]["messages"][0]["content"]["text"], "fn x() {}|",
         "{got}"
     );
+    // The optional argument, when the client passes it, reaches the handler.
+    let got = call(
+        &svc,
+        &body(
+            json!(3),
+            "prompts/get",
+            json!({"name": "review", "arguments": {"code": "fn x() {}", "focus": "naming"}}),
+        ),
+    )
+    .await
+    .json();
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"], "fn x() {}|naming",
+        "{got}"
+    );
 }
 
 #[test]

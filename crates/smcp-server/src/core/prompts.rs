@@ -259,11 +259,15 @@ fn prompt_args<A: serde::de::DeserializeOwned>(
     arguments: &BTreeMap<String, String>,
 ) -> Result<A, HandlerError> {
     use serde::de::IntoDeserializer;
-    let entries = arguments
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str().into_deserializer()));
-    let deserializer =
-        serde::de::value::MapDeserializer::<_, serde::de::value::Error>::new(entries);
+    // Each value as a JSON string, whose deserializer also fills `Option<String>` fields (a
+    // bare `&str` deserializer cannot: it has no `deserialize_option`).
+    let entries = arguments.iter().map(|(k, v)| {
+        (
+            k.as_str(),
+            serde_json::Value::String(v.clone()).into_deserializer(),
+        )
+    });
+    let deserializer = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         HandlerError::invalid_params(format!(
