@@ -268,11 +268,19 @@ pub(crate) fn deserialize_arguments<T: DeserializeOwned>(
     arguments: &Map<String, Value>,
 ) -> Result<T, HandlerError> {
     use serde::de::IntoDeserializer;
-    // Deserialize straight from the map: no clone of the arguments.
-    let entries = arguments
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.into_deserializer()));
-    let deserializer = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries);
+    // Deserialize straight from the map: no clone of the arguments. The plain pass is the hot
+    // path (every `call.args()`); only when it fails is the map read again with path tracking,
+    // to name where.
+    let entries = || {
+        arguments
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.into_deserializer()))
+    };
+    let plain = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries());
+    if let Ok(value) = T::deserialize(plain) {
+        return Ok(value);
+    }
+    let deserializer = serde::de::value::MapDeserializer::<_, serde_json::Error>::new(entries());
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." {
