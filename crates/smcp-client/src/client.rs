@@ -78,6 +78,7 @@ pub struct ClientBuilder {
     files: Option<crate::files::FileTransfer>,
     tasks: bool,
     task_polling: TaskPolling,
+    pin: Option<String>,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -110,7 +111,35 @@ impl ClientBuilder {
             files: None,
             tasks: true,
             task_polling: TaskPolling::default(),
+            pin: None,
         }
+    }
+
+    /// Pins the protocol version instead of negotiating the era (HTTP only).
+    ///
+    /// Without a pin the client sends 2026-07-28 first and falls back to the older revisions
+    /// when the server answers like one (see [`Era`](crate::Era)). `"2026-07-28"` disables that
+    /// fallback; `"2025-11-25"`, `"2025-06-18"` or `"2025-03-26"` skip the probe and start a
+    /// stateful session with `initialize` for exactly that version; `"2024-11-05"` uses the
+    /// HTTP+SSE transport. Anything else is reported by [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8000/mcp")
+    ///     .protocol_version("2025-11-25")
+    ///     .build()?;
+    /// # let _ = client;
+    /// let err = smcp_client::Client::builder("http://127.0.0.1:8000/mcp")
+    ///     .protocol_version("2024-10-07")
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.is_config() && err.to_string().contains("2025-06-18"));
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn protocol_version(mut self, version: &str) -> Self {
+        self.pin = Some(version.to_owned());
+        self
     }
 
     /// Whether to declare the SEP-2663 tasks extension (`io.modelcontextprotocol/tasks`) on
@@ -379,13 +408,30 @@ impl ClientBuilder {
             }
             None => None,
         };
+        if let Some(pin) = &self.pin {
+            let known = crate::legacy::SUPPORTED_VERSIONS;
+            if !known.contains(&pin.as_str()) {
+                return Err(Error::config(format!(
+                    "unsupported protocol version {pin:?} (this client speaks {})",
+                    known.join(", ")
+                )));
+            }
+            if self.stdio.is_some() && pin != smcp_proto::PROTOCOL_VERSION {
+                return Err(Error::config(
+                    "a stdio client speaks 2026-07-28 only; the version pin is for HTTP",
+                ));
+            }
+        }
+        let legacy = crate::legacy::session::LegacyConfig {
+            client_info: self.client_info.clone(),
+            handler: self.handler.clone(),
+        };
         let transport = match &self.stdio {
-            None => Transport::Http(HttpTransport::new(
-                &self.url,
-                self.headers,
-                self.connect_timeout,
-                &self.roots,
-            )?),
+            None => Transport::Http(crate::legacy::era::Endpoint::new(
+                HttpTransport::new(&self.url, self.headers, self.connect_timeout, &self.roots)?,
+                self.pin.clone(),
+                legacy,
+            )),
             Some(command) => Transport::Stdio(StdioTransport::start(command)?),
         };
         Ok(Client {
@@ -621,7 +667,8 @@ impl Client {
     /// which [`Error::is_closed`] is true), closes the server's stdin, waits up to the shutdown
     /// timeout for it to exit, then sends SIGTERM, waits again, then SIGKILL; returns its exit
     /// status. Every clone of this client is closed. Dropping the last clone does the same in
-    /// the background. Over HTTP there is nothing to close: `None`.
+    /// the background. Over HTTP a stateful session (older revisions) is ended with `DELETE`
+    /// (a later request starts a new one); a 2026-07-28 server has nothing to close: `None`.
     ///
     /// # Examples
     ///
@@ -630,8 +677,31 @@ impl Client {
         self.inner.transport.close().await
     }
 
-    /// The protocol version currently sent.
+    /// The era this client speaks with its server, once a request got through (`None`
+    /// before). Stdio is always [`Era::Stateless`](crate::Era::Stateless).
+    pub fn era(&self) -> Option<crate::Era> {
+        match &self.inner.transport {
+            Transport::Http(e) => e.known().map(|(era, _)| era),
+            Transport::Stdio(_) => Some(crate::Era::Stateless),
+        }
+    }
+
+    /// What the server said in `initialize`, when the client fell back to (or was pinned to)
+    /// an older revision; `None` for a 2026-07-28 server (ask [`discover`](Self::discover)).
+    pub async fn session_info(&self) -> Option<crate::SessionInfo> {
+        match &self.inner.transport {
+            Transport::Http(e) => e.legacy().await.map(|l| l.info()),
+            Transport::Stdio(_) => None,
+        }
+    }
+
+    /// The protocol version currently sent (after a fallback, the negotiated older one).
     pub fn protocol_version(&self) -> String {
+        if let Transport::Http(e) = &self.inner.transport
+            && let Some((crate::Era::Session | crate::Era::HttpSse, v)) = e.known()
+        {
+            return v;
+        }
         self.inner
             .version
             .lock()

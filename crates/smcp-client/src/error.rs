@@ -93,14 +93,43 @@ pub(crate) enum Kind {
         /// The start of the body, for the message.
         body: String,
     },
-    /// 400/404/405 without a modern error body: the server predates 2026-07-28.
+    /// 400/404/405 without a modern error body: the server predates 2026-07-28, and the
+    /// fallback to the older revisions did not get through (or was ruled out by a pin).
     #[error(
         "HTTP {status} without an MCP 2026-07-28 error body: the server speaks an older MCP \
-         revision (stateful `initialize` era), which this client does not support yet"
+         revision; {detail}"
     )]
     OlderRevision {
         /// The status code.
         status: u16,
+        /// What the fallback did (or why there was none).
+        detail: String,
+    },
+    /// The two sides share no protocol version.
+    #[error(
+        "no common MCP protocol version: this client offered {} (it speaks {}); the server {}",
+        offered.join(", "),
+        speaks.join(", "),
+        server
+    )]
+    NoCommonVersion {
+        /// What this client put in its request.
+        offered: Vec<String>,
+        /// Every version this client speaks (or is pinned to).
+        speaks: Vec<String>,
+        /// What the server offered, in words ("answered initialize with 2024-10-07").
+        server: String,
+    },
+    /// A 2026-07-28 feature asked of a server that negotiated an older revision.
+    #[error(
+        "{feature} exists only in MCP 2026-07-28; this server negotiated MCP {version} \
+         (stateful session era)"
+    )]
+    NotInEra {
+        /// The feature (a method name, SEP-2631 files, SEP-2663 tasks…).
+        feature: String,
+        /// The negotiated version.
+        version: String,
     },
     /// The server broke the protocol (bad SSE, wrong id, a request on a stream, bad shapes…).
     #[error("protocol violation: {0}")]
@@ -367,7 +396,7 @@ impl Error {
         match &*self.inner {
             Kind::HttpStatus { status, .. }
             | Kind::WrongEndpoint { status, .. }
-            | Kind::OlderRevision { status } => Some(*status),
+            | Kind::OlderRevision { status, .. } => Some(*status),
             Kind::Rpc { status, .. } => *status,
             Kind::Transport(e) => e.status().map(|s| s.as_u16()),
             _ => None,
@@ -420,6 +449,26 @@ impl Error {
     /// The server answered like a pre-2026-07-28 server (400/404/405 without a modern error).
     pub fn is_older_revision(&self) -> bool {
         matches!(*self.inner, Kind::OlderRevision { .. })
+    }
+
+    /// Client and server share no protocol version: the text names what each side offered.
+    pub fn is_version_mismatch(&self) -> bool {
+        matches!(*self.inner, Kind::NoCommonVersion { .. })
+    }
+
+    /// A feature that exists only in MCP 2026-07-28 (`server/discover`, `subscriptions/listen`
+    /// filters it cannot map, SEP-2631 files, SEP-2663 tasks, `requestState`) was asked of a
+    /// server that negotiated an older revision; [`Error::negotiated_version`] names it.
+    pub fn is_unsupported_in_era(&self) -> bool {
+        matches!(*self.inner, Kind::NotInEra { .. })
+    }
+
+    /// For [`Error::is_unsupported_in_era`]: the protocol version the server negotiated.
+    pub fn negotiated_version(&self) -> Option<&str> {
+        match &*self.inner {
+            Kind::NotInEra { version, .. } => Some(version),
+            _ => None,
+        }
     }
 
     /// The server answered 404 or 405 with a body that shows no sign of MCP (empty, HTML, plain
@@ -509,6 +558,30 @@ impl Error {
     /// The client refused to call a tool whose `x-mcp-header` annotations are invalid.
     pub fn is_invalid_tool(&self) -> bool {
         matches!(*self.inner, Kind::InvalidTool { .. })
+    }
+
+    /// Whether a refusal of a 2026-07-28 request means "this server speaks an older revision"
+    /// (A14): 400/404/405 whose body is not a recognized 2026-07-28 error. Recognized: −32020,
+    /// −32021, −32022 (any status), −32602 with 400 and −32601 with 404.
+    pub(crate) fn is_fallback_signal(&self) -> bool {
+        match &*self.inner {
+            Kind::OlderRevision { .. } | Kind::WrongEndpoint { .. } => true,
+            Kind::Rpc {
+                status: Some(status @ (400 | 404 | 405)),
+                error,
+            } => {
+                use smcp_proto::error as code;
+                let modern = matches!(
+                    error.code,
+                    code::HEADER_MISMATCH
+                        | code::UNSUPPORTED_PROTOCOL_VERSION
+                        | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+                ) || (*status == 400 && error.code == code::INVALID_PARAMS)
+                    || (*status == 404 && error.code == code::METHOD_NOT_FOUND);
+                !modern
+            }
+            _ => false,
+        }
     }
 
     /// The client was configured with an unusable option (URL, header, …).

@@ -21,6 +21,7 @@
 //! | `client` | [`Client`], [`ClientBuilder`], the request path: `_meta`, version negotiation, MRTR loop, pagination |
 //! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`] (tasks followed transparently, or [`ToolCallOutcome`]), resources, prompts, completion) |
 //! | `transport` | the transport seam: `http` (the reqwest POST, the incremental JSON/SSE reader) or stdio |
+//! | `legacy` | the installed base: era detection and fallback ([`Era`]), stateful 2025-xx sessions ([`SessionInfo`]), 2024-11-05 HTTP+SSE |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
 //! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures) and the declared capabilities |
@@ -40,6 +41,7 @@ pub mod files;
 #[doc(hidden)]
 pub mod fuzzing;
 mod headers;
+mod legacy;
 mod listen;
 mod mrtr;
 mod output;
@@ -53,6 +55,7 @@ pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOU
 pub use error::{Error, Result};
 pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
+pub use legacy::{Era, SessionInfo};
 pub use listen::{Subscription, SubscriptionEvent};
 pub use mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
 pub use smcp_proto as proto;

@@ -139,6 +139,10 @@ pub struct SseDecoder {
     has_data: bool,
     event: Option<String>,
     failed: Option<SseError>,
+    /// The last `id:` field seen (WHATWG "last event ID buffer").
+    last_id: Option<String>,
+    /// The last valid `retry:` field, in milliseconds.
+    retry_ms: Option<u64>,
 }
 
 impl fmt::Debug for SseDecoder {
@@ -177,7 +181,20 @@ impl SseDecoder {
             has_data: false,
             event: None,
             failed: None,
+            last_id: None,
+            retry_ms: None,
         }
+    }
+
+    /// The last `id:` field the stream carried (what a client sends as `Last-Event-ID` when it
+    /// resumes), if any. An `id:` without a value resets it.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection time the stream asked for with its last valid `retry:` field.
+    pub fn retry(&self) -> Option<std::time::Duration> {
+        self.retry_ms.map(std::time::Duration::from_millis)
     }
 
     /// Appends received bytes. Call [`next_event`](Self::next_event) until `Ok(None)` afterwards.
@@ -312,7 +329,14 @@ impl SseDecoder {
                 }
                 self.event = Some(value.to_owned());
             }
-            // `id` and `retry` are meaningless without resumability; unknown fields are ignored.
+            // WHATWG: an id containing NUL is ignored; an empty one resets the buffer.
+            "id" if !value.contains('\0') => {
+                self.last_id = (!value.is_empty()).then(|| value.to_owned());
+            }
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = value.parse().ok();
+            }
+            // Unknown fields are ignored.
             _ => {}
         }
         Ok(None)
@@ -331,5 +355,18 @@ mod tests {
         assert_eq!(got, [&b""[..]]);
         let got: Vec<&[u8]> = split_lines(b"x\n").collect();
         assert_eq!(got, [&b"x"[..], b""]);
+    }
+
+    #[test]
+    fn id_and_retry_are_remembered_for_resumption() {
+        let mut d = SseDecoder::new();
+        d.feed(b"id: event-1\nretry: 500\ndata: \n\nretry: soon\ndata: x\n\n");
+        assert_eq!(d.next_event().unwrap().unwrap().data, "");
+        assert_eq!(d.last_event_id(), Some("event-1"));
+        assert_eq!(d.next_event().unwrap().unwrap().data, "x");
+        assert_eq!(d.retry(), Some(std::time::Duration::from_millis(500)));
+        d.feed(b"id\ndata: y\n\n");
+        assert_eq!(d.next_event().unwrap().unwrap().data, "y");
+        assert_eq!(d.last_event_id(), None);
     }
 }

@@ -20,7 +20,7 @@ use crate::error::{Error, Kind, Result};
 /// `Accept` of every POST: both response forms are supported (SH §Sending 2).
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// Largest error body read to classify a non-success status.
-const MAX_ERROR_BODY: usize = 64 * 1024;
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Largest plain JSON response body accepted.
 const MAX_JSON_BODY: usize = 32 * 1024 * 1024;
 
@@ -69,6 +69,21 @@ impl HttpTransport {
         self.url.as_str()
     }
 
+    /// The endpoint URL, parsed.
+    pub(crate) fn endpoint(&self) -> &reqwest::Url {
+        &self.url
+    }
+
+    /// The reqwest client (shared with the older-revision sessions).
+    pub(crate) fn client(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The caller's extra headers (`Authorization`, …), sent on every request.
+    pub(crate) fn extra_headers(&self) -> &HeaderMap {
+        &self.extra_headers
+    }
+
     /// POSTs `request` with the MCP headers in `headers` and returns its response stream.
     pub(crate) async fn post(
         &self,
@@ -86,6 +101,14 @@ impl HttpTransport {
             req = req.header(name, value);
         }
         let response = req.body(body).send().await.map_err(Kind::Transport)?;
+        into_stream(response).await
+    }
+}
+
+/// Turns a response to a request into its message stream: a non-success status becomes a
+/// typed error (see [`classify_status`]), a JSON body one message, an SSE body a stream.
+pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStream> {
+    {
         let status = response.status().as_u16();
         let content_type = response
             .headers()
@@ -122,7 +145,7 @@ impl HttpTransport {
 
 /// What to do with a body longer than the limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Overflow {
+pub(crate) enum Overflow {
     /// Keep the first `limit` bytes (an error body is only classified and quoted).
     Truncate,
     /// Fail: a result cut short would be misread.
@@ -130,7 +153,7 @@ enum Overflow {
 }
 
 /// Reads at most `limit` bytes of a body (the rest is dropped with the connection).
-async fn read_limited(
+pub(crate) async fn read_limited(
     response: reqwest::Response,
     limit: usize,
     overflow: Overflow,
@@ -154,7 +177,7 @@ async fn read_limited(
 }
 
 /// Maps a non-success status and its body to an error (A14 item 86/87, A2 item 35).
-fn classify_status(status: u16, body: &[u8]) -> Error {
+pub(crate) fn classify_status(status: u16, body: &[u8]) -> Error {
     if let Ok(Message::Error(e)) = Message::from_slice(body) {
         return Error::new(Kind::Rpc {
             status: Some(status),
@@ -169,7 +192,10 @@ fn classify_status(status: u16, body: &[u8]) -> Error {
         });
     }
     if matches!(status, 400 | 404 | 405) {
-        return Error::new(Kind::OlderRevision { status });
+        return Error::new(Kind::OlderRevision {
+            status,
+            detail: "no fallback to the stateful revisions was tried".to_owned(),
+        });
     }
     Error::new(Kind::HttpStatus {
         status,
@@ -212,6 +238,16 @@ impl std::fmt::Debug for HttpStream {
 }
 
 impl HttpStream {
+    /// Where an SSE stream could be resumed from: the last event id and the `retry:` time it
+    /// asked for (both `None` for a JSON body).
+    pub(crate) fn resume_point(&self) -> (Option<String>, Option<Duration>) {
+        match self {
+            Self::Json(_) => (None, None),
+            Self::Sse { decoder, .. } => {
+                (decoder.last_event_id().map(str::to_owned), decoder.retry())
+            }
+        }
+    }
     /// The next JSON-RPC message; `Ok(None)` when the body ended.
     ///
     /// SSE comments, empty-data events (priming) and events with a name other than `message`

@@ -11,15 +11,18 @@ use std::process::ExitStatus;
 use ::http::header::{HeaderName, HeaderValue};
 use smcp_proto::jsonrpc::{Message, Request};
 
-use self::http::{HttpStream, HttpTransport};
+use self::http::HttpStream;
 use crate::error::Result;
+use crate::legacy::era::Endpoint;
+use crate::legacy::sse::ChannelStream;
+use crate::legacy::stream::{ListenStream, SessionStream};
 use crate::stdio::{StdioStream, StdioTransport};
 
 /// Where requests go.
 #[derive(Debug)]
 pub(crate) enum Transport {
-    /// One POST per request.
-    Http(HttpTransport),
+    /// One POST per request (2026-07-28), or an older-era connection found by the fallback.
+    Http(Endpoint),
     /// Newline-delimited JSON-RPC over a child process's stdin/stdout.
     Stdio(StdioTransport),
 }
@@ -46,15 +49,18 @@ impl Transport {
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<ResponseStream> {
         match self {
-            Self::Http(t) => t.post(request, headers).await.map(ResponseStream::Http),
+            Self::Http(t) => t.send(request, headers).await,
             Self::Stdio(t) => t.send(request).await.map(ResponseStream::Stdio),
         }
     }
 
-    /// Ends a stdio connection (see [`crate::Client::close`]); nothing to do over HTTP.
+    /// Ends a stdio connection or an HTTP session (see [`crate::Client::close`]).
     pub(crate) async fn close(&self) -> Option<ExitStatus> {
         match self {
-            Self::Http(_) => None,
+            Self::Http(t) => {
+                t.close().await;
+                None
+            }
             Self::Stdio(t) => t.close().await,
         }
     }
@@ -65,6 +71,12 @@ impl Transport {
 pub(crate) enum ResponseStream {
     /// A JSON body or an SSE stream.
     Http(HttpStream),
+    /// A response in a stateful session (server requests answered, resumption).
+    Legacy(SessionStream),
+    /// `subscriptions/listen` mapped onto a session's GET stream.
+    Listen(ListenStream),
+    /// A response routed from a 2024-11-05 HTTP+SSE stream.
+    Channel(ChannelStream),
     /// The messages the stdio demultiplexer routed to this request.
     Stdio(StdioStream),
 }
@@ -74,6 +86,9 @@ impl ResponseStream {
     pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
         match self {
             Self::Http(s) => s.next_message().await,
+            Self::Legacy(s) => s.next_message().await,
+            Self::Listen(s) => s.next_message().await,
+            Self::Channel(s) => s.next_message().await,
             Self::Stdio(s) => s.next_message().await,
         }
     }
@@ -81,7 +96,7 @@ impl ResponseStream {
     /// The HTTP status that carried a JSON-RPC error read from this stream (`None` on stdio).
     pub(crate) fn rpc_status(&self) -> Option<u16> {
         match self {
-            Self::Http(_) => Some(200),
+            Self::Http(_) | Self::Legacy(_) | Self::Listen(_) | Self::Channel(_) => Some(200),
             Self::Stdio(_) => None,
         }
     }

@@ -1,0 +1,33 @@
+//! The installed base: MCP 2025-11-25, 2025-06-18 and 2025-03-26 (stateful Streamable HTTP:
+//! `initialize`, `Mcp-Session-Id`) and 2024-11-05 (HTTP+SSE), behind the same [`Client`] API.
+//!
+//! * [`era`]: which revision a server speaks, the per-endpoint memory of it and the fallback
+//!   decision (the 2026-07-28 Streamable HTTP page, "Backward Compatibility"; REQUIREMENTS A14);
+//! * [`session`]: one stateful session: `initialize`, the session headers, the standalone GET
+//!   stream, server-to-client requests answered by the [`InputHandler`](crate::InputHandler),
+//!   `DELETE` on close;
+//! * [`stream`]: one request's response (JSON or SSE, resumed with `Last-Event-ID`), and
+//!   `subscriptions/listen` mapped onto the GET stream and `resources/subscribe`;
+//! * [`sse`]: the 2024-11-05 HTTP+SSE transport (`endpoint` event, responses on the stream).
+//!
+//! [`Client`]: crate::Client
+
+pub(crate) mod era;
+pub(crate) mod session;
+pub(crate) mod sse;
+pub(crate) mod stream;
+mod wire;
+
+pub use era::Era;
+pub use session::SessionInfo;
+
+/// Every version a client can be pinned to ([`ClientBuilder::protocol_version`]).
+///
+/// [`ClientBuilder::protocol_version`]: crate::ClientBuilder::protocol_version
+pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
+    smcp_proto::PROTOCOL_VERSION,
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    wire::SSE_VERSION,
+];
