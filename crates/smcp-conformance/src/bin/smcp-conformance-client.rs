@@ -2,7 +2,9 @@
 //!
 //! The suite runs this binary once per scenario with the scenario name in
 //! `MCP_CONFORMANCE_SCENARIO`, optional data in `MCP_CONFORMANCE_CONTEXT` and the mock server's
-//! URL as the last argument. Every scenario uses only the public `smcp-client` API.
+//! URL as the last argument. Every scenario uses only the public `smcp-client` API. The
+//! version the scenario runs at (`MCP_CONFORMANCE_PROTOCOL_VERSION`: 2026-07-28, or 2025-11-25
+//! for `scripts/conformance client 2025-11-25`) is pinned with `protocol_version`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -42,6 +44,14 @@ impl InputHandler for ConformanceHandler {
             if let ElicitRequestParams::Form(form) = &params {
                 for (name, schema) in &form.requested_schema.properties {
                     let schema = serde_json::to_value(schema).unwrap_or(Value::Null);
+                    // SEP-1034: a field with a default gets it.
+                    if let Some(default) = schema
+                        .get("default")
+                        .and_then(|d| serde_json::from_value::<ElicitValue>(d.clone()).ok())
+                    {
+                        content.insert(name.clone(), default);
+                        continue;
+                    }
                     let value = match schema.get("type").and_then(Value::as_str) {
                         Some("boolean") => ElicitValue::Bool(true),
                         Some("integer" | "number") => ElicitValue::Number(1.0),
@@ -104,8 +114,14 @@ fn sample_arguments(tool: &Tool) -> Value {
     Value::Object(args)
 }
 
+/// The version the suite runs the scenario at (`MCP_CONFORMANCE_PROTOCOL_VERSION`), pinned:
+/// the suite's mock servers of the older revisions answer any request, so a 2026-07-28 probe
+/// would not tell their era.
 fn client(url: &str, handler: Option<ConformanceHandler>) -> anyhow::Result<Client> {
     let mut builder = Client::builder(url);
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        builder = builder.protocol_version(&version);
+    }
     if let Some(h) = handler {
         builder = builder.input_handler(h);
     }
@@ -129,6 +145,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
             c.list_tools().await?;
             let r = c.call_tool("add_numbers", json!({"a": 2, "b": 3})).await?;
             tracing::info!(?r, "add_numbers");
+            c.close().await;
         }
         "request-metadata" => {
             let c = client(url, all())?;
@@ -202,6 +219,7 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
             tracing::warn!(scenario = %other, "no dedicated flow; listing and calling tools");
             let c = client(url, all())?;
             call_every_tool(&c).await?;
+            c.close().await;
         }
     }
     Ok(())
