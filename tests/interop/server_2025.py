@@ -11,7 +11,7 @@ Tools:
     the client accepted;
   * touch(): sends notifications/tools/list_changed and notifications/resources/updated for
     note://greeting (both go to the session's standalone GET stream).
-Resource note://greeting; prompt greet(name).
+Resource note://greeting; prompt greet(name), whose argument completes from Ada and Alan.
 """
 
 import sys
@@ -20,6 +20,7 @@ import uvicorn
 from pydantic import BaseModel
 
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import Completion, PromptReference
 
 mcp = FastMCP("py-legacy-interop")
 
@@ -62,6 +63,13 @@ def greeting() -> str:
 def greet(name: str) -> str:
     """Greets someone."""
     return f"Say hello to {name}."
+
+
+@mcp.completion()
+async def complete(ref, argument, context):
+    if isinstance(ref, PromptReference) and ref.name == "greet" and argument.name == "name":
+        return Completion(values=[n for n in ("Ada", "Alan") if n.startswith(argument.value)])
+    return None
 
 
 def main() -> None:

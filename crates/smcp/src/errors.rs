@@ -249,6 +249,16 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
     } else if e.is_wrong_endpoint() {
         f.kind = "wrong-endpoint";
         f.exit = Exit::Protocol;
+    } else if e.is_version_mismatch() {
+        f.kind = "version-mismatch";
+        f.exit = Exit::Protocol;
+        f.hints.push(
+            "pin a version both sides speak with --protocol-version, or upgrade one side"
+                .to_owned(),
+        );
+    } else if e.is_unsupported_in_era() {
+        f.kind = "unsupported-in-era";
+        f.exit = Exit::Protocol;
     } else if e.jsonrpc_error().is_some() {
         f.kind = "rpc";
         f.exit = Exit::Protocol;

@@ -1,5 +1,7 @@
 //! `smcp`: call MCP 2026-07-28 servers from the command line, over Streamable HTTP (`--url`)
-//! or stdio (`--stdio … -- PROGRAM ARGS…`, the server launched as a child process).
+//! or stdio (`--stdio … -- PROGRAM ARGS…`, the server launched as a child process). Older
+//! servers (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 HTTP+SSE) are detected and spoken
+//! to in their revision; `--protocol-version` pins one.
 //!
 //! Human-readable output by default, `--json` for scripts. Every failure is classified
 //! (`errors`): a message with its cause chain and a hint, a distinct exit code, and under
@@ -49,6 +51,7 @@ Examples:
   smcp complete --prompt greet name A          # completion/complete
   smcp listen                                  # every list change the server offers
   smcp --stdio tools -- smcpd --stdio          # a server launched as a child process
+  smcp --url http://127.0.0.1:8000/mcp --protocol-version 2025-11-25 tools   # an older server
   smcp completions bash > ~/.local/share/bash-completion/completions/smcp
   smcp man | man -l -
 ";
@@ -125,6 +128,16 @@ struct Cli {
     /// Do not declare the tasks extension (SEP-2663): the server must answer calls inline.
     #[arg(long, global = true)]
     no_tasks: bool,
+    /// Speak this MCP version instead of negotiating: 2026-07-28 (no fallback), or an older
+    /// one (2025-11-25, 2025-06-18, 2025-03-26: a stateful session; 2024-11-05: HTTP+SSE).
+    /// By default 2026-07-28 is tried first and an older server is detected.
+    #[arg(
+        long,
+        value_name = "VERSION",
+        env = "SMCP_PROTOCOL_VERSION",
+        global = true
+    )]
+    protocol_version: Option<String>,
     /// Log filter for smcp's own diagnostics on stderr (e.g. `debug`; `RUST_LOG` syntax).
     /// Coloured only on a terminal, and never with NO_COLOR set.
     #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
@@ -293,6 +306,9 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
         ));
     if !cli.stdio && !cli.no_cache {
         builder = builder.cache(smcp_client::Cache::new());
+    }
+    if let Some(v) = &cli.protocol_version {
+        builder = builder.protocol_version(v);
     }
     for h in &cli.headers {
         let (name, value) = h.split_once(':').ok_or_else(|| {
@@ -481,6 +497,49 @@ fn print_tool(tool: &Tool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `smcp discover` against an older revision: what the server said in `initialize`.
+async fn show_session(client: &Client, json: bool) -> anyhow::Result<()> {
+    let Some(info) = client.session_info().await else {
+        anyhow::bail!("no session with the server");
+    };
+    let era = match info.era {
+        smcp_client::Era::HttpSse => "HTTP+SSE",
+        _ => "stateful session",
+    };
+    if json {
+        return print_json(&serde_json::json!({
+            "protocolVersion": info.protocol_version,
+            "era": era,
+            "serverInfo": info.server_info,
+            "capabilities": info.capabilities,
+            "instructions": info.instructions,
+        }));
+    }
+    println!(
+        "protocol:  {} ({era}, negotiated by initialize)",
+        info.protocol_version
+    );
+    if let Some(name) = info.server_info.get("name").and_then(Value::as_str) {
+        let title = info.server_info.get("title").and_then(Value::as_str);
+        let version = info.server_info.get("version").and_then(Value::as_str);
+        println!(
+            "server:    {} {}",
+            title.unwrap_or(name),
+            version.unwrap_or("")
+        );
+    }
+    let names: Vec<&str> = info
+        .capabilities
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    println!("offers:    {}", names.join(", "));
+    if let Some(i) = &info.instructions {
+        println!("\n{i}");
+    }
+    Ok(())
+}
+
 async fn find_tool(client: &Client, name: &str) -> anyhow::Result<Option<Tool>> {
     Ok(client
         .list_tools()
@@ -493,10 +552,18 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
     let save = cli.save.as_deref();
     match &cli.command {
         Command::Discover => {
-            let d = client.discover().await?;
+            let d = match client.discover().await {
+                Err(e) if e.is_unsupported_in_era() => {
+                    return show_session(client, cli.json)
+                        .await
+                        .map(|()| ExitCode::SUCCESS);
+                }
+                other => other?,
+            };
             if cli.json {
                 return print_json(&d).map(|()| ExitCode::SUCCESS);
             }
+            println!("protocol:  {} (stateless)", client.protocol_version());
             if let Some(info) = d.server_info() {
                 println!(
                     "server:    {} {}",
@@ -890,7 +957,13 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
             };
             if !tools && !prompts && !resources && resource.is_empty() && task.is_empty() {
                 // Bare `smcp listen`: every list change the server offers.
-                let caps = client.discover().await?.capabilities;
+                let caps = match client.discover().await {
+                    Err(e) if e.is_unsupported_in_era() => match client.session_info().await {
+                        Some(info) => serde_json::from_value(info.capabilities)?,
+                        None => return Err(e.into()),
+                    },
+                    other => other?.capabilities,
+                };
                 let offered = |x: Option<bool>| (x == Some(true)).then_some(true);
                 filter.tools_list_changed = offered(caps.tools.and_then(|t| t.list_changed));
                 filter.prompts_list_changed = offered(caps.prompts.and_then(|p| p.list_changed));

@@ -360,3 +360,88 @@ fn completions_and_the_man_page() {
         "short help points to the long one"
     );
 }
+
+/// The Python SDK `mcp` 1.30.0 server (`tests/interop/server_2025.py`, stateful 2025-11-25)
+/// driven by the CLI: every command finds the older revision by itself. Honours
+/// `SMCP_PYTHON_INTEROP=skip` like the client's interop tests.
+#[test]
+fn every_command_works_against_a_2025_11_25_server() {
+    if std::env::var("SMCP_PYTHON_INTEROP").as_deref() == Ok("skip") {
+        return;
+    }
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let env = Command::new(root.join("scripts/python-interop-env"))
+        .arg("1.30.0")
+        .output()
+        .unwrap();
+    assert!(
+        env.status.success(),
+        "scripts/python-interop-env 1.30.0 failed"
+    );
+    let py = String::from_utf8(env.stdout).unwrap().trim().to_owned();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Kill(
+        Command::new(py)
+            .arg(root.join("tests/interop/server_2025.py"))
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let started = (0..150).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(started, "the Python server did not start");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+
+    let out = ok(&smcp(&url, &["discover"]));
+    assert!(
+        out.contains("protocol:  2025-11-25 (stateful session"),
+        "{out}"
+    );
+    assert!(out.contains("py-legacy-interop"), "{out}");
+    let out = ok(&smcp(&url, &["tools"]));
+    assert!(
+        out.contains("slow_echo") && out.contains("confirm"),
+        "{out}"
+    );
+    let out = ok(&smcp(
+        &url,
+        &["call", "slow_echo", "--arg", "text=hi there"],
+    ));
+    assert!(out.contains("hi there"), "{out}");
+    let out = ok(&smcp(&url, &["resources"]));
+    assert!(out.contains("note://greeting"), "{out}");
+    let out = ok(&smcp(&url, &["read", "note://greeting"]));
+    assert!(out.contains("hello from python"), "{out}");
+    let out = ok(&smcp(&url, &["prompts"]));
+    assert!(out.contains("greet"), "{out}");
+    let out = ok(&smcp(&url, &["prompt", "greet", "--arg", "name=Ada"]));
+    assert!(out.contains("Say hello to Ada."), "{out}");
+    let out = ok(&smcp(&url, &["complete", "--prompt", "greet", "name", "A"]));
+    assert!(out.contains("Ada") && out.contains("Alan"), "{out}");
+    let out = ok(&smcp(
+        &url,
+        &["--protocol-version", "2025-06-18", "--json", "discover"],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["protocolVersion"], "2025-06-18");
+    // Pinned to 2026-07-28: no fallback, and the error says so.
+    let o = smcp(&url, &["--protocol-version", "2026-07-28", "tools"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("pinned to 2026-07-28"), "{err}");
+}
