@@ -6,7 +6,7 @@ Usage:
   server_2025.py --stdio       newline-delimited JSON-RPC on stdin/stdout
 
 Tools:
-  * slow_echo(text): three progress notifications, then the text;
+  * slow_echo(text): a log message, three progress notifications, then the text;
   * confirm(): asks the client through elicitation/create (ctx.elicit) and answers with what
     the client accepted;
   * touch(): sends notifications/tools/list_changed and notifications/resources/updated for
@@ -31,7 +31,8 @@ class Proceed(BaseModel):
 
 @mcp.tool()
 async def slow_echo(text: str, ctx: Context) -> str:
-    """Echo with progress."""
+    """Echo with progress and one log message."""
+    await ctx.info(f"echoing {text}")
     for i in range(1, 4):
         await ctx.report_progress(i, 3)
     return text

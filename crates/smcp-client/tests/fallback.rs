@@ -208,3 +208,48 @@ async fn an_unknown_pin_is_a_configuration_error() {
     assert!(err.is_config(), "{err}");
     assert!(err.to_string().contains("2025-11-25"), "{err}");
 }
+
+#[tokio::test]
+async fn a_call_that_times_out_sends_notifications_cancelled_in_the_session() {
+    let s = scripted(|_, r| match method(r) {
+        "initialize" => with_session(initialize_result(r, "2025-11-25"), "sid"),
+        "notifications/initialized" | "notifications/cancelled" => json(202, Value::Null),
+        // An SSE response that never ends.
+        "tools/call" => Response::builder()
+            .status(200)
+            .header("content-type", "text/event-stream")
+            .body(axum::body::Body::from_stream(
+                futures_util::stream::pending::<Result<axum::body::Bytes, std::io::Error>>(),
+            ))
+            .unwrap(),
+        _ => no_session(),
+    })
+    .await;
+    let c = Client::builder(&s.url)
+        .protocol_version("2025-11-25")
+        .timeout(Some(Duration::from_millis(300)))
+        .build()
+        .unwrap();
+    let err = c.call_tool("slow", json!({})).await.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let call_id = s
+        .seen()
+        .iter()
+        .find(|p| method(&p.body) == "tools/call")
+        .map(|p| p.body["id"].clone())
+        .unwrap();
+    let mut cancelled = None;
+    for _ in 0..50 {
+        cancelled = s
+            .seen()
+            .into_iter()
+            .find(|p| method(&p.body) == "notifications/cancelled");
+        if cancelled.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cancelled = cancelled.expect("notifications/cancelled was sent");
+    assert_eq!(cancelled.body["params"]["requestId"], call_id);
+    assert_eq!(cancelled.headers["mcp-session-id"], "sid");
+}

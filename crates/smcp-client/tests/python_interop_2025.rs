@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::json;
+use smcp_client::proto::basic::LoggingLevel;
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
@@ -132,16 +133,19 @@ async fn exercise(client: &Client, handler: &Proceed) {
     assert_eq!(names, ["confirm", "slow_echo", "touch"]);
 
     let progress = Arc::new(Mutex::new(Vec::new()));
-    let p = progress.clone();
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let (p, l) = (progress.clone(), logs.clone());
     let r = client
         .tool_call("slow_echo")
         .arguments(json!({"text": "hey"}))
         .on_progress(move |n| p.lock().unwrap().push(n.progress))
+        .on_log(LoggingLevel::Info, move |m| l.lock().unwrap().push(m.data))
         .send()
         .await
         .unwrap();
     assert_eq!(text(&r.content), "hey");
     assert_eq!(*progress.lock().unwrap(), [1.0, 2.0, 3.0]);
+    assert_eq!(*logs.lock().unwrap(), [json!("echoing hey")]);
 
     let r = client.call_tool("confirm", json!({})).await.unwrap();
     assert_eq!(text(&r.content), "action=accept content={'proceed': True}");

@@ -118,6 +118,8 @@ pub(crate) struct Core {
     pub(crate) changes: broadcast::Sender<Notification>,
     /// Whether a GET stream is open (list changes can be delivered).
     pub(crate) get_open: Mutex<bool>,
+    /// The level last set with `logging/setLevel`.
+    log_level: Mutex<Option<String>>,
     next_id: std::sync::atomic::AtomicI64,
 }
 
@@ -291,6 +293,7 @@ impl Session {
             }),
             changes: broadcast::channel(NOTIFICATION_BUFFER).0,
             get_open: Mutex::new(false),
+            log_level: Mutex::new(None),
             next_id: std::sync::atomic::AtomicI64::new(1),
         });
         let session = Arc::new(Self {
@@ -411,6 +414,7 @@ impl Session {
                 .await
                 .map(ResponseStream::Listen);
         }
+        self.set_log_level(request).await;
         let mut reinitialized = false;
         loop {
             let before = self.core.current().session_id;
@@ -435,6 +439,44 @@ impl Session {
                 request.id,
                 stream,
             )));
+        }
+    }
+
+    /// A request that asks for log messages (`_meta` log level in 2026-07-28) becomes
+    /// `logging/setLevel` when the level changes; the messages then arrive as
+    /// `notifications/message` on the request's stream (or the GET stream).
+    async fn set_log_level(&self, request: &Request) {
+        let Some(level) = super::wire::requested_log_level(request) else {
+            return;
+        };
+        let logs = self
+            .core
+            .current_capabilities()
+            .get("logging")
+            .is_some_and(Value::is_object);
+        let same = self
+            .core
+            .log_level
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_deref()
+            == Some(level.as_str());
+        if !logs || same {
+            return;
+        }
+        match self
+            .core
+            .call("logging/setLevel", json!({"level": level}))
+            .await
+        {
+            Ok(_) => {
+                *self
+                    .core
+                    .log_level
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(level);
+            }
+            Err(e) => tracing::info!(error = %e, "logging/setLevel refused"),
         }
     }
 

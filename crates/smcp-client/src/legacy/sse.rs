@@ -113,6 +113,15 @@ impl SseCore {
                     .and_then(|id| routes.pending.get(id))
                     .cloned()
             }
+            Message::Notification(n) if n.method == method::MESSAGE => {
+                // A log line names no request: every request in flight gets it (as over
+                // stdio); each call shows it only if it asked for logs.
+                let targets: Vec<_> = self.routes().pending.values().cloned().collect();
+                for tx in targets {
+                    let _ = tx.try_send(message.clone());
+                }
+                return;
+            }
             Message::Notification(n) => {
                 let _ = self.changes.send(n.clone());
                 return;

@@ -90,6 +90,18 @@ pub(crate) fn accept_version(result: &Value, offered: &str, pinned: bool) -> Res
     }))
 }
 
+/// The `_meta` log level a 2026-07-28 request asks for (a session sets it with
+/// `logging/setLevel` instead).
+pub(crate) fn requested_log_level(request: &Request) -> Option<String> {
+    request
+        .params
+        .as_ref()?
+        .get("_meta")?
+        .get(meta::LOG_LEVEL)?
+        .as_str()
+        .map(str::to_owned)
+}
+
 /// Rewrites a 2026-07-28 request for a stateful session: drops the `_meta` members that
 /// exist only per-request in 2026-07-28 (they were said once in `initialize`), and refuses
 /// what the older revisions do not have.
@@ -104,6 +116,10 @@ pub(crate) fn to_session_request(request: &Request, version: &str) -> Result<Req
         method::DISCOVER => return not_in_era("server/discover"),
         tasks::METHOD_GET | tasks::METHOD_UPDATE | tasks::METHOD_CANCEL => {
             return not_in_era("SEP-2663 tasks");
+        }
+        smcp_proto::ext::files::METHOD_AUTHORIZE_UPLOAD
+        | smcp_proto::ext::files::METHOD_AUTHORIZE_DOWNLOAD => {
+            return not_in_era("SEP-2631 file transfer");
         }
         _ => {}
     }
