@@ -79,6 +79,7 @@ pub struct ClientBuilder {
     tasks: bool,
     task_polling: TaskPolling,
     pin: Option<String>,
+    probe_era: bool,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -112,7 +113,31 @@ impl ClientBuilder {
             tasks: true,
             task_polling: TaskPolling::default(),
             pin: None,
+            probe_era: false,
         }
+    }
+
+    /// Stdio: find out the server's era before the first request (the 2026-07-28 stdio page,
+    /// "Backward Compatibility"): `server/discover` is sent first; a `DiscoverResult` or a
+    /// recognized 2026-07-28 error (−32022, −32021) means a 2026-07-28 server, any other error
+    /// or no answer within 10 s an older one, which then gets `initialize` (2025-11-25) and
+    /// a session. Off by default (a stdio client speaks 2026-07-28, or the pinned
+    /// [`protocol_version`](Self::protocol_version)). Over HTTP the era is always detected
+    /// (see [`Era`](crate::Era)), so this changes nothing there.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), smcp_client::Error> {
+    /// use smcp_client::{Client, StdioCommand};
+    /// let client = Client::stdio(StdioCommand::new("some-mcp-server")).probe_era(true).build()?;
+    /// let tools = client.list_tools().await?; // after server/discover (and initialize if needed)
+    /// # let _ = tools;
+    /// # Ok(()) }
+    /// ```
+    pub fn probe_era(mut self, probe: bool) -> Self {
+        self.probe_era = probe;
+        self
     }
 
     /// Pins the protocol version instead of negotiating the era (HTTP only).
@@ -416,9 +441,9 @@ impl ClientBuilder {
                     known.join(", ")
                 )));
             }
-            if self.stdio.is_some() && pin != smcp_proto::PROTOCOL_VERSION {
+            if self.stdio.is_some() && pin == "2024-11-05" {
                 return Err(Error::config(
-                    "a stdio client speaks 2026-07-28 only; the version pin is for HTTP",
+                    "2024-11-05 is spoken over HTTP+SSE; a stdio server speaks 2025-03-26 or later",
                 ));
             }
         }
@@ -432,7 +457,12 @@ impl ClientBuilder {
                 self.pin.clone(),
                 legacy,
             )),
-            Some(command) => Transport::Stdio(StdioTransport::start(command)?),
+            Some(command) => Transport::Stdio(StdioTransport::start(
+                command,
+                self.pin.clone(),
+                self.probe_era,
+                legacy,
+            )?),
         };
         Ok(Client {
             inner: Arc::new(Inner {
@@ -678,11 +708,15 @@ impl Client {
     }
 
     /// The era this client speaks with its server, once a request got through (`None`
-    /// before). Stdio is always [`Era::Stateless`](crate::Era::Stateless).
+    /// before). A stdio server is [`Era::Stateless`](crate::Era::Stateless) until its probe
+    /// finds an older one ([`Era::Session`](crate::Era::Session)).
     pub fn era(&self) -> Option<crate::Era> {
         match &self.inner.transport {
             Transport::Http(e) => e.known().map(|(era, _)| era),
-            Transport::Stdio(_) => Some(crate::Era::Stateless),
+            Transport::Stdio(t) => Some(match t.legacy_info() {
+                Some(_) => crate::Era::Session,
+                None => crate::Era::Stateless,
+            }),
         }
     }
 
@@ -691,16 +725,23 @@ impl Client {
     pub async fn session_info(&self) -> Option<crate::SessionInfo> {
         match &self.inner.transport {
             Transport::Http(e) => e.legacy().await.map(|l| l.info()),
-            Transport::Stdio(_) => None,
+            Transport::Stdio(t) => t.era().await.ok().and_then(|_| t.legacy_info()),
         }
     }
 
     /// The protocol version currently sent (after a fallback, the negotiated older one).
     pub fn protocol_version(&self) -> String {
-        if let Transport::Http(e) = &self.inner.transport
-            && let Some((crate::Era::Session | crate::Era::HttpSse, v)) = e.known()
-        {
-            return v;
+        match &self.inner.transport {
+            Transport::Http(e) => {
+                if let Some((crate::Era::Session | crate::Era::HttpSse, v)) = e.known() {
+                    return v;
+                }
+            }
+            Transport::Stdio(t) => {
+                if let Some(info) = t.legacy_info() {
+                    return info.protocol_version;
+                }
+            }
         }
         self.inner
             .version

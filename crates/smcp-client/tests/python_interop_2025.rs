@@ -23,7 +23,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, Era, HandlerError, InputHandler, InputKinds, SubscriptionEvent,
+    BoxFuture, Client, Era, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
+    SubscriptionEvent,
 };
 
 fn root() -> PathBuf {
@@ -256,5 +257,71 @@ async fn a_pinned_version_skips_the_probe_and_the_http_sse_transport_works() {
         .unwrap();
     exercise(&client, &handler).await;
     assert_eq!(client.era(), Some(Era::HttpSse));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_the_discover_probe_falls_back_to_initialize() {
+    let Some(py) = python() else { return };
+    let server = || {
+        StdioCommand::new(&py)
+            .arg(root().join("tests/interop/server_2025.py"))
+            .arg("--stdio")
+            .stderr(ServerStderr::Null)
+    };
+    // Probed: server/discover is refused with -32602 (not a 2026-07-28 error): initialize.
+    let handler = Proceed::default();
+    let client = Client::stdio(server())
+        .probe_era(true)
+        .input_handler(handler.clone())
+        .timeout(Some(Duration::from_secs(30)))
+        .build()
+        .unwrap();
+    exercise(&client, &handler).await;
+    assert_eq!(client.era(), Some(Era::Session));
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let info = client.session_info().await.unwrap();
+    assert_eq!(info.server_info["name"], "py-legacy-interop");
+    let err = client.discover().await.unwrap_err();
+    assert!(err.is_unsupported_in_era(), "{err}");
+    client.close().await;
+
+    // Pinned: initialize straight away with exactly that version.
+    let handler = Proceed::default();
+    let client = Client::stdio(server())
+        .protocol_version("2025-06-18")
+        .input_handler(handler.clone())
+        .build()
+        .unwrap();
+    exercise(&client, &handler).await;
+    assert_eq!(client.protocol_version(), "2025-06-18");
+    client.close().await;
+}
+
+/// The Python SDK `mcp` 2.3.0 (2026-07-28) server over stdio: the probe keeps it modern.
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_the_probe_keeps_a_2026_server_modern() {
+    if python().is_none() {
+        return;
+    }
+    let out = std::process::Command::new(root().join("scripts/python-interop-env"))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/python-interop-env failed");
+    let py = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let client = Client::stdio(
+        StdioCommand::new(py)
+            .arg(root().join("tests/interop/server.py"))
+            .arg("--stdio")
+            .stderr(ServerStderr::Null),
+    )
+    .probe_era(true)
+    .build()
+    .unwrap();
+    let d = client.discover().await.unwrap();
+    assert!(d.supported_versions.iter().any(|v| v == "2026-07-28"));
+    assert_eq!(client.era(), Some(Era::Stateless));
+    assert!(client.session_info().await.is_none());
     client.close().await;
 }

@@ -20,6 +20,7 @@ mod wire;
 
 pub use era::Era;
 pub use session::SessionInfo;
+pub(crate) use wire::{accept_version, initialize_params, to_session_request};
 
 /// Every version a client can be pinned to ([`ClientBuilder::protocol_version`]).
 ///

@@ -90,6 +90,9 @@ struct Table {
 pub(crate) struct Shared {
     table: Mutex<Table>,
     log_sink: Option<LogFn>,
+    /// Where server-to-client requests go once an older-revision session is up (they are
+    /// answered there); before that they are skipped.
+    server_requests: std::sync::OnceLock<mpsc::Sender<smcp_proto::jsonrpc::Request>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -105,7 +108,13 @@ impl Shared {
         Arc::new(Self {
             table: Mutex::new(Table::default()),
             log_sink,
+            server_requests: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Hands server-to-client requests to `tx` from now on (older-revision sessions).
+    pub(crate) fn answer_requests_with(&self, tx: mpsc::Sender<smcp_proto::jsonrpc::Request>) {
+        let _ = self.server_requests.set(tx);
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -218,11 +227,18 @@ impl Shared {
                 ),
             },
             Ok(Message::Notification(n)) => self.route(n),
-            Ok(Message::Request(r)) => tracing::warn!(
-                method = %r.method,
-                "skipping a JSON-RPC request from the server (2026-07-28 servers ask for input \
-                 with InputRequiredResult; a client never answers on stdio)"
-            ),
+            Ok(Message::Request(r)) => match self.server_requests.get() {
+                Some(tx) => {
+                    if tx.try_send(r).is_err() {
+                        tracing::warn!("too many server requests waiting for an answer; skipped");
+                    }
+                }
+                None => tracing::warn!(
+                    method = %r.method,
+                    "skipping a JSON-RPC request from the server (2026-07-28 servers ask for \
+                     input with InputRequiredResult; a client never answers on stdio)"
+                ),
+            },
         }
     }
 

@@ -11,6 +11,7 @@
 //! | `lines.rs` | newline-delimited reading with a line length cap |
 
 mod demux;
+mod era;
 mod lines;
 mod process;
 mod stream;
@@ -264,11 +265,23 @@ pub(crate) struct StdioTransport {
     shared: Arc<Shared>,
     writer: mpsc::Sender<Vec<u8>>,
     control: Control,
+    /// The era, once probed (`server/discover` first, `initialize` for an older server).
+    era: tokio::sync::Mutex<Option<era::StdioEra>>,
+    /// A pinned version, and what an `initialize` needs.
+    pin: Option<String>,
+    /// Whether an unpinned client probes with `server/discover` first.
+    probe: bool,
+    legacy: crate::legacy::session::LegacyConfig,
 }
 
 impl StdioTransport {
     /// Launches the server and starts the writer and reader tasks. Needs a Tokio runtime.
-    pub(crate) fn start(command: &StdioCommand) -> Result<Self> {
+    pub(crate) fn start(
+        command: &StdioCommand,
+        pin: Option<String>,
+        probe: bool,
+        legacy: crate::legacy::session::LegacyConfig,
+    ) -> Result<Self> {
         if tokio::runtime::Handle::try_current().is_err() {
             return Err(Error::config(
                 "a stdio client must be built inside a Tokio runtime (it starts tasks)",
@@ -295,6 +308,10 @@ impl StdioTransport {
             shared,
             writer,
             control,
+            era: tokio::sync::Mutex::new(None),
+            pin,
+            probe,
+            legacy,
         })
     }
 
@@ -303,8 +320,32 @@ impl StdioTransport {
         &self.display
     }
 
-    /// Writes `request` as one line and returns the stream its messages are routed to.
+    /// Sends `request` in the server's era (probing it first, once) and returns its stream.
     pub(crate) async fn send(&self, request: &Request) -> Result<StdioStream> {
+        match self.era().await? {
+            era::StdioEra::Modern => self.send_raw(request).await,
+            era::StdioEra::Legacy(info) => {
+                if request.method == smcp_proto::messages::method::SUBSCRIPTIONS_LISTEN {
+                    return Err(Error::new(Kind::NotInEra {
+                        feature: "subscriptions/listen over stdio".to_owned(),
+                        version: info.protocol_version,
+                    }));
+                }
+                // A log level asked in `_meta` keeps routing log lines to this call.
+                let wants_log = wants_log(request);
+                let request = crate::legacy::to_session_request(request, &info.protocol_version)?;
+                self.send_routed(&request, wants_log).await
+            }
+        }
+    }
+
+    /// Writes `request` as one line and returns the stream its messages are routed to.
+    pub(crate) async fn send_raw(&self, request: &Request) -> Result<StdioStream> {
+        self.send_routed(request, wants_log(request)).await
+    }
+
+    /// [`send_raw`](Self::send_raw), with whether log lines go to this request.
+    async fn send_routed(&self, request: &Request, wants_log: bool) -> Result<StdioStream> {
         let line = encode(request)?;
         let params_meta = request
             .params
@@ -314,7 +355,6 @@ impl StdioTransport {
         let progress_token = params_meta
             .and_then(|m| m.get(meta::PROGRESS_TOKEN))
             .and_then(RequestId::from_value);
-        let wants_log = params_meta.is_some_and(|m| m.contains_key(meta::LOG_LEVEL));
         let registration = self
             .shared
             .register(&request.id, progress_token, wants_log)?;
@@ -355,6 +395,16 @@ impl Drop for StdioTransport {
         let _ = self.shared.end(Ended::Closed);
         self.control.close.cancel();
     }
+}
+
+/// Whether a request asks for log lines (`_meta` log level).
+fn wants_log(request: &Request) -> bool {
+    request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(meta::LOG_LEVEL))
 }
 
 /// Serializes a request as one line: compact JSON has no raw newline (newlines inside strings

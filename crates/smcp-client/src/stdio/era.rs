@@ -1,0 +1,173 @@
+//! Which era a stdio server speaks, when the client asks to find out
+//! ([`ClientBuilder::probe_era`](crate::ClientBuilder::probe_era); otherwise a stdio server is
+//! taken for 2026-07-28, or for the pinned version) (the 2026-07-28 stdio page, "Backward
+//! Compatibility"):
+//! `server/discover` first, with 2026-07-28 in `_meta`. A `DiscoverResult`, or a recognized
+//! 2026-07-28 error (−32022, −32021), means a modern server; any other error, or no answer
+//! within [`PROBE_TIMEOUT`], means an older one: `initialize`, `notifications/initialized`,
+//! and from then on requests without the per-request `_meta` members, server-to-client
+//! requests answered with the [`InputHandler`](crate::InputHandler).
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use smcp_proto::error::{MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION};
+use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
+use smcp_proto::messages::method;
+use smcp_proto::meta;
+use tokio::sync::mpsc;
+
+use super::StdioTransport;
+use crate::error::{Error, Kind, Result};
+use crate::legacy::SessionInfo;
+use crate::legacy::session::HANDSHAKE_TIMEOUT;
+use crate::transport::ResponseStream;
+
+/// How long the `server/discover` probe waits before taking silence for an older server.
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Server-to-client requests waiting for an answer.
+const PENDING_SERVER_REQUESTS: usize = 16;
+
+/// The era of a stdio server.
+#[derive(Debug, Clone)]
+pub(crate) enum StdioEra {
+    /// 2026-07-28.
+    Modern,
+    /// An `initialize` session.
+    Legacy(SessionInfo),
+}
+
+impl StdioTransport {
+    /// The server's era, found out on first use.
+    pub(crate) async fn era(&self) -> Result<StdioEra> {
+        let mut era = self.era.lock().await;
+        if let Some(e) = &*era {
+            return Ok(e.clone());
+        }
+        let found = match self.pin.as_deref() {
+            None if self.probe => self.probe().await?,
+            None => StdioEra::Modern,
+            Some(v) if v == smcp_proto::PROTOCOL_VERSION => StdioEra::Modern,
+            Some(v) => StdioEra::Legacy(self.initialize(v, true).await?),
+        };
+        *era = Some(found.clone());
+        Ok(found)
+    }
+
+    /// The older-revision session, if the server speaks one (without waiting).
+    pub(crate) fn legacy_info(&self) -> Option<SessionInfo> {
+        match self.era.try_lock().ok()?.as_ref()? {
+            StdioEra::Legacy(info) => Some(info.clone()),
+            StdioEra::Modern => None,
+        }
+    }
+
+    /// One request and its result (or error), bounded by `limit`; `Ok(None)` on timeout.
+    async fn exchange_raw(&self, request: Request, limit: Duration) -> Result<Option<Value>> {
+        let id = request.id.clone();
+        let stream = self.send_raw(&request).await?;
+        let mut stream = ResponseStream::Stdio(stream);
+        let mut ignore = |_n: Notification| {};
+        match tokio::time::timeout(
+            limit,
+            crate::client::read_response(&mut stream, &id, &mut ignore),
+        )
+        .await
+        {
+            Ok(r) => r.map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    async fn probe(&self) -> Result<StdioEra> {
+        let mut m = Map::new();
+        m.insert(
+            meta::PROTOCOL_VERSION.to_owned(),
+            Value::String(smcp_proto::PROTOCOL_VERSION.to_owned()),
+        );
+        m.insert(
+            meta::CLIENT_CAPABILITIES.to_owned(),
+            serde_json::to_value(self.legacy.kinds().to_capabilities()).unwrap_or(json!({})),
+        );
+        if let Some(info) = &self.legacy.client_info
+            && let Ok(v) = serde_json::to_value(info)
+        {
+            m.insert(meta::CLIENT_INFO.to_owned(), v);
+        }
+        let request = Request {
+            id: RequestId::from("smcp-probe".to_owned()),
+            method: method::DISCOVER.to_owned(),
+            params: Some(json!({"_meta": m})),
+        };
+        match self.exchange_raw(request, PROBE_TIMEOUT).await {
+            Ok(Some(_)) => Ok(StdioEra::Modern),
+            Err(e)
+                if matches!(
+                    e.jsonrpc_code(),
+                    Some(UNSUPPORTED_PROTOCOL_VERSION | MISSING_REQUIRED_CLIENT_CAPABILITY)
+                ) =>
+            {
+                Ok(StdioEra::Modern)
+            }
+            Err(e) if e.jsonrpc_error().is_none() => Err(e),
+            Ok(None) | Err(_) => {
+                tracing::info!("server/discover not understood; falling back to initialize");
+                let version = crate::legacy::SUPPORTED_VERSIONS[1];
+                Ok(StdioEra::Legacy(self.initialize(version, false).await?))
+            }
+        }
+    }
+
+    async fn initialize(&self, offered: &str, pinned: bool) -> Result<SessionInfo> {
+        if offered == "2024-11-05" && pinned {
+            return Err(Error::config(
+                "2024-11-05 is spoken over HTTP+SSE; a stdio server speaks 2025-03-26 or later",
+            ));
+        }
+        let request = Request {
+            id: RequestId::from("smcp-initialize".to_owned()),
+            method: "initialize".to_owned(),
+            params: Some(crate::legacy::initialize_params(
+                offered,
+                self.legacy.kinds(),
+                self.legacy.client_info.as_ref(),
+            )),
+        };
+        let result = self
+            .exchange_raw(request, HANDSHAKE_TIMEOUT)
+            .await?
+            .ok_or_else(|| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))?;
+        let version = crate::legacy::accept_version(&result, offered, pinned)?;
+        let info = SessionInfo::from_result(crate::Era::Session, &version, &result);
+        // Server requests are answered from now on, one at a time, in arrival order.
+        let (tx, mut rx) = mpsc::channel::<Request>(PENDING_SERVER_REQUESTS);
+        self.shared.answer_requests_with(tx);
+        let writer = self.writer.clone();
+        let config = self.legacy.clone();
+        let close = self.control.close.clone();
+        tokio::spawn(async move {
+            loop {
+                let request = tokio::select! {
+                    () = close.cancelled() => return,
+                    r = rx.recv() => match r { Some(r) => r, None => return },
+                };
+                let reply = crate::legacy::stream::answer(&config, request).await;
+                let mut line = reply.to_vec();
+                line.push(b'\n');
+                if writer.send(line).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut line = Message::Notification(Notification {
+            method: "notifications/initialized".to_owned(),
+            params: None,
+        })
+        .to_vec();
+        line.push(b'\n');
+        if self.writer.send(line).await.is_err() {
+            return Err(Error::new(Kind::ServerExited { status: None }));
+        }
+        Ok(info)
+    }
+}
