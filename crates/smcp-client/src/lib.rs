@@ -1,4 +1,7 @@
-//! MCP **2026-07-28** client, over Streamable HTTP or stdio.
+//! MCP **2026-07-28** client, over Streamable HTTP or stdio, that also speaks the installed
+//! base: an HTTP server of MCP 2025-11-25, 2025-06-18 or 2025-03-26 (stateful sessions) or
+//! 2024-11-05 (HTTP+SSE) is detected and spoken to in its revision, behind the same API (see
+//! [`Era`], [`ClientBuilder::protocol_version`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), smcp_client::Error> {

@@ -66,7 +66,7 @@ fn log_level(text: &str) -> Result<LoggingLevel, String> {
 #[derive(Debug, Parser)]
 #[command(
     version,
-    about = "Call MCP (2026-07-28) servers over Streamable HTTP or stdio",
+    about = "Call MCP servers (2026-07-28, and the stateful 2025 revisions) over Streamable HTTP or stdio",
     override_usage = "smcp [OPTIONS] <COMMAND>\n       smcp --stdio [OPTIONS] <COMMAND> -- <PROGRAM> [ARGS]...",
     after_help = "Run `smcp --help` for examples and the exit codes.",
     after_long_help = format!("{AFTER_HELP}\n{}\n", errors::EXIT_CODES)

@@ -36,6 +36,8 @@ const MAX_GET_RECONNECTS: u32 = 5;
 pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Longest reconnect delay honoured from `retry:`.
 pub(crate) const MAX_RETRY: Duration = Duration::from_secs(30);
+/// Shortest reconnect delay (a `retry: 0` must not make a busy loop).
+pub(crate) const MIN_RETRY: Duration = Duration::from_millis(100);
 /// Buffered change notifications per listener.
 const NOTIFICATION_BUFFER: usize = 256;
 
@@ -573,7 +575,7 @@ async fn get_stream(core: std::sync::Weak<Core>, first: reqwest::Response) {
             last_id = id;
         }
         if let Some(r) = r {
-            retry = r.min(MAX_RETRY);
+            retry = r.clamp(MIN_RETRY, MAX_RETRY);
         }
         tokio::time::sleep(retry).await;
     }

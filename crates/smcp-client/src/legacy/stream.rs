@@ -14,7 +14,9 @@ use smcp_proto::patterns::mrtr::{InputRequest, InputRequests};
 use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 use tokio::sync::broadcast;
 
-use super::session::{Core, DEFAULT_RETRY, LegacyConfig, MAX_RETRY, is_sse, result_message};
+use super::session::{
+    Core, DEFAULT_RETRY, LegacyConfig, MAX_RETRY, MIN_RETRY, is_sse, result_message,
+};
 use crate::error::{Error, Kind, Result};
 use crate::transport::http::{HttpStream, into_stream};
 
@@ -87,7 +89,7 @@ impl SessionStream {
             return Ok(false);
         }
         self.resumes += 1;
-        let delay = retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY);
+        let delay = retry.unwrap_or(DEFAULT_RETRY).clamp(MIN_RETRY, MAX_RETRY);
         tracing::debug!(?delay, last_event_id = %last, "resuming the response stream");
         tokio::time::sleep(delay).await;
         let response = self.core.get(Some(&last)).await?;

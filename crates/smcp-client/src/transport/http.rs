@@ -4,7 +4,8 @@
 //! This is the only module of the request path that touches reqwest. It turns a POST into an
 //! [`HttpStream`] of JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC
 //! error body keeps its code, 404/405 with a body that shows no sign of MCP means a wrong path,
-//! 400/404/405 otherwise an older MCP revision, 413/431 keep their status.
+//! 400/404/405 otherwise an older MCP revision, 413/431 keep their status. Which of these lead
+//! to the older-revision fallback is decided in `legacy::era` ([`Error::is_fallback_signal`]).
 
 use std::time::Duration;
 
@@ -108,38 +109,36 @@ impl HttpTransport {
 /// Turns a response to a request into its message stream: a non-success status becomes a
 /// typed error (see [`classify_status`]), a JSON body one message, an SSE body a stream.
 pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStream> {
-    {
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        tracing::debug!(status, content_type = %content_type, "response headers");
-        if !(200..300).contains(&status) {
-            let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
-            return Err(classify_status(status, &body));
-        }
-        if content_type.starts_with("text/event-stream") {
-            let bytes = response.bytes_stream().boxed();
-            Ok(HttpStream::Sse {
-                decoder: SseDecoder::new(),
-                bytes,
-                ended: false,
-            })
-        } else if content_type.starts_with("application/json") {
-            let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
-            Ok(HttpStream::Json(Some(body)))
-        } else if status == 202 {
-            Err(Error::protocol(
-                "the server answered a request with 202 Accepted (that is for notifications)",
-            ))
-        } else {
-            Err(Error::protocol(format!(
-                "unexpected response Content-Type {content_type:?} (expected application/json or text/event-stream)"
-            )))
-        }
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    tracing::debug!(status, content_type = %content_type, "response headers");
+    if !(200..300).contains(&status) {
+        let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
+        return Err(classify_status(status, &body));
+    }
+    if content_type.starts_with("text/event-stream") {
+        let bytes = response.bytes_stream().boxed();
+        Ok(HttpStream::Sse {
+            decoder: SseDecoder::new(),
+            bytes,
+            ended: false,
+        })
+    } else if content_type.starts_with("application/json") {
+        let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
+        Ok(HttpStream::Json(Some(body)))
+    } else if status == 202 {
+        Err(Error::protocol(
+            "the server answered a request with 202 Accepted (that is for notifications)",
+        ))
+    } else {
+        Err(Error::protocol(format!(
+            "unexpected response Content-Type {content_type:?} (expected application/json or text/event-stream)"
+        )))
     }
 }
 
