@@ -80,6 +80,7 @@ pub struct ClientBuilder {
     task_polling: TaskPolling,
     pin: Option<String>,
     probe_era: bool,
+    era_hint: Option<crate::Era>,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -114,7 +115,28 @@ impl ClientBuilder {
             task_polling: TaskPolling::default(),
             pin: None,
             probe_era: false,
+            era_hint: None,
         }
+    }
+
+    /// Assumes the HTTP endpoint speaks `era` (say, remembered from an earlier run, as the
+    /// `smcp` CLI does in its cache file): an older era is tried first, without the 2026-07-28
+    /// probe, and forgotten if it fails. The same as what a client of this process learns
+    /// after a fallback. Ignored with a pinned [`protocol_version`](Self::protocol_version)
+    /// and over stdio.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::{Client, Era};
+    ///
+    /// let client = Client::builder("http://127.0.0.1:8000/mcp").era_hint(Era::Session).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn era_hint(mut self, era: crate::Era) -> Self {
+        self.era_hint = Some(era);
+        self
     }
 
     /// Stdio: find out the server's era before the first request (the 2026-07-28 stdio page,
@@ -446,6 +468,12 @@ impl ClientBuilder {
                     "2024-11-05 is spoken over HTTP+SSE; a stdio server speaks 2025-03-26 or later",
                 ));
             }
+        }
+        if let Some(era) = self.era_hint
+            && self.stdio.is_none()
+            && self.pin.is_none()
+        {
+            crate::legacy::era::hint(&self.url, era);
         }
         let legacy = crate::legacy::session::LegacyConfig {
             client_info: self.client_info.clone(),

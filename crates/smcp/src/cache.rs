@@ -2,7 +2,8 @@
 //! list before every call: one file per endpoint and credentials, holding the client's
 //! [`Client::cache_snapshot`] (results with the wall-clock time each expires, from the server's
 //! `ttlMs`; `private` entries only ever come back to the same endpoint and headers, and no
-//! credential is written). HTTP only; `--no-cache` turns it off.
+//! credential is written), and the era of an older server (so the next run skips the
+//! 2026-07-28 probe). HTTP only; `--no-cache` turns it off.
 //!
 //! The directory: `SMCP_CACHE_DIR`, else `$XDG_CACHE_HOME/smcp`, else `$HOME/.cache/smcp`.
 
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use sha2::Digest as _;
-use smcp_client::Client;
+use smcp_client::{Client, Era};
 
 /// Largest cache file read back.
 const MAX_FILE: u64 = 8 * 1024 * 1024;
@@ -60,17 +61,40 @@ pub(crate) fn load(client: &Client, path: &std::path::Path) -> usize {
     }
 }
 
-/// Saves the client's fresh entries (removes the file when there are none). Failures are
-/// logged, never fatal.
+/// The era an earlier run found the endpoint speaks, when it was an older one (`"era"` in
+/// the file: `session` or `http+sse`).
+pub(crate) fn era(path: &std::path::Path) -> Option<Era> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > MAX_FILE {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    match v.get("era")?.as_str()? {
+        "session" => Some(Era::Session),
+        "http+sse" => Some(Era::HttpSse),
+        _ => None,
+    }
+}
+
+/// Saves the client's fresh entries and the era of an older server (removes the file when
+/// there is neither). Failures are logged, never fatal.
 pub(crate) fn save(client: &Client, path: &std::path::Path) {
-    let Some(snapshot) = client.cache_snapshot() else {
+    let Some(mut snapshot) = client.cache_snapshot() else {
         return;
     };
+    let era = match client.era() {
+        Some(Era::Session) => Some("session"),
+        Some(Era::HttpSse) => Some("http+sse"),
+        _ => None,
+    };
+    if let (Some(era), Some(obj)) = (era, snapshot.as_object_mut()) {
+        obj.insert("era".to_owned(), Value::String(era.to_owned()));
+    }
     let empty = snapshot
         .get("entries")
         .and_then(Value::as_array)
         .is_none_or(Vec::is_empty);
-    if empty {
+    if empty && era.is_none() {
         let _ = std::fs::remove_file(path);
         return;
     }

@@ -282,7 +282,7 @@ fn on_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-fn build_client(cli: &Cli) -> anyhow::Result<Client> {
+fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result<Client> {
     let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
     let builder = if cli.stdio {
         Client::stdio(stdio::command(
@@ -309,6 +309,9 @@ fn build_client(cli: &Cli) -> anyhow::Result<Client> {
     }
     if let Some(v) = &cli.protocol_version {
         builder = builder.protocol_version(v);
+    }
+    if let Some(era) = era_hint {
+        builder = builder.era_hint(era);
     }
     for h in &cli.headers {
         let (name, value) = h.split_once(':').ok_or_else(|| {
@@ -1153,7 +1156,8 @@ async fn main() -> ExitCode {
     let cache_file = (!cli.stdio && !cli.no_cache)
         .then(|| cache::file(&cli.url, &cli.headers))
         .flatten();
-    let result = match build_client(&cli) {
+    let era_hint = cache_file.as_deref().and_then(cache::era);
+    let result = match build_client(&cli, era_hint) {
         Ok(client) => {
             if let Some(path) = &cache_file
                 && matches!(cli.command, Command::Call { .. } | Command::Tool { .. })

@@ -74,6 +74,22 @@ fn remember(url: &str, era: Option<Remembered>) {
     }
 }
 
+/// Seeds the memory for `url` (see `ClientBuilder::era_hint`); a stateless hint forgets.
+pub(crate) fn hint(url: &str, era: Era) {
+    // The same key as the endpoint's own (the parsed, normalized URL).
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return;
+    };
+    remember(
+        url.as_str(),
+        match era {
+            Era::Session => Some(Remembered::Session),
+            Era::HttpSse => Some(Remembered::HttpSse),
+            Era::Stateless => None,
+        },
+    );
+}
+
 fn remembered(url: &str) -> Option<Remembered> {
     memory()
         .lock()
