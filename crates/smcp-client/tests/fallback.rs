@@ -253,3 +253,32 @@ async fn a_call_that_times_out_sends_notifications_cancelled_in_the_session() {
     assert_eq!(cancelled.body["params"]["requestId"], call_id);
     assert_eq!(cancelled.headers["mcp-session-id"], "sid");
 }
+
+#[tokio::test]
+async fn an_http_sse_endpoint_event_naming_another_origin_is_refused() {
+    let app = axum::Router::new().route(
+        "/sse",
+        axum::routing::get(|| async {
+            Response::builder()
+                .status(200)
+                .header("content-type", "text/event-stream")
+                .body(axum::body::Body::from(
+                    "event: endpoint\ndata: http://elsewhere.example/messages?session=1\n\n",
+                ))
+                .unwrap()
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let err = client(&format!("http://{addr}/sse"))
+        .list_tools()
+        .await
+        .unwrap_err();
+    assert!(err.is_protocol_violation(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("another origin (http://elsewhere.example)"),
+        "{err}"
+    );
+}

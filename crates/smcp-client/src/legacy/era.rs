@@ -307,6 +307,8 @@ impl Endpoint {
         };
         let sse_err = match self.connect_legacy(Remembered::HttpSse).await {
             Ok(l) => return Ok(l),
+            // An event stream answered, but not a usable one: that is the story to tell.
+            Err(e) if e.is_protocol_violation() || e.is_version_mismatch() => return Err(e),
             Err(e) => e,
         };
         if probe.is_wrong_endpoint() && session_err.is_wrong_endpoint() {

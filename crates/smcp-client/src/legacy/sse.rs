@@ -172,9 +172,12 @@ impl SseSession {
             return Err(classify_status(status, &body));
         }
         if !is_sse(&response) {
-            return Err(Error::protocol(
-                "the GET answer is not an event stream (no 2024-11-05 HTTP+SSE server there)",
-            ));
+            // Not an HTTP+SSE server at all (a page, a GET-only route): nothing to report
+            // beyond the status; the fallback then tells what the other attempts got.
+            return Err(Error::new(Kind::HttpStatus {
+                status,
+                body: "the GET answer is not an event stream".to_owned(),
+            }));
         }
         let mut bytes = response.bytes_stream();
         let mut decoder = SseDecoder::new();
