@@ -78,6 +78,12 @@ impl ServerMeta {
     }
 
     /// Adds the server's entries a result's `_meta` lacks (the result's own win).
+    /// One of the server's `_meta` entries.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
+    }
+
     fn merge_into(&self, meta: &mut Meta) {
         for (key, value) in &self.map {
             if !meta.contains_key(key) {
