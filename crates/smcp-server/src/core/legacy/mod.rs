@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use smcp_proto::error::ErrorObject;
 
-pub(crate) use live::{FrameFn, Live, parse_event_id};
+pub(crate) use live::{FrameFn, Live, event_id, parse_event_id};
 pub(crate) use rounds::{Exchange, legacy_bytes, refusal_bytes, result_bytes};
 pub(crate) use session::{Refusal, RefusalKind};
 pub use store::{MemorySessionStore, SessionError, SessionRecord, SessionStore};

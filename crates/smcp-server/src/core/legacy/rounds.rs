@@ -205,14 +205,14 @@ impl Exchange {
         let (Some(mut rx), Some(stream)) = (rx, self.stream) else {
             return tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => None,
+                () = self.cancel.cancelled() => self.grace(fut).await,
                 outcome = &mut fut => Some(outcome),
             };
         };
         loop {
             tokio::select! {
                 biased;
-                () = self.cancel.cancelled() => return None,
+                () = self.cancel.cancelled() => return self.grace(fut).await,
                 Some(event) = rx.recv() => {
                     self.live.emit(stream, &event).await;
                 }
@@ -224,6 +224,16 @@ impl Exchange {
                 }
             }
         }
+    }
+
+    /// A cancelled handler gets the cancellation grace to end on its own; it is then dropped.
+    /// Either way no response is sent.
+    async fn grace<F: Future<Output = Finished>>(
+        &self,
+        fut: std::pin::Pin<&mut F>,
+    ) -> Option<Finished> {
+        let _ = tokio::time::timeout(self.shared.limits.cancel_grace, fut).await;
+        None
     }
 
     /// Sends the round's input requests to the client and waits for every answer; `Ok(None)`

@@ -177,6 +177,21 @@ pub(crate) fn sse_event(id: &str, json: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
+/// How long a client should wait before reconnecting a closed stream (the `retry:` of the
+/// priming event), in milliseconds.
+const RETRY_MS: u32 = 1000;
+
+/// The priming event a 2025-11-25 stream starts with (an id to resume from, no data, and
+/// `retry:`); earlier revisions do not define it.
+pub(crate) fn priming(version: &str, stream: u64) -> Option<Bytes> {
+    (version == "2025-11-25").then(|| {
+        Bytes::from(format!(
+            "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
+            crate::core::legacy::event_id(stream, 0)
+        ))
+    })
+}
+
 /// Whether this non-POST request is for a legacy session (GET or DELETE with a session id).
 pub(crate) fn claims_other(method: &Method, headers: &HeaderMap) -> bool {
     (*method == Method::GET || *method == Method::DELETE) && headers.contains_key(SESSION_HEADER)

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{Message, Request};
 use smcp_proto::meta;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
 use crate::core::legacy::{Exchange, Legacy, Refusal, legacy_bytes, result_bytes};
@@ -185,20 +185,52 @@ pub(crate) async fn post(
                     None => accepted(),
                 };
             }
-            let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+            let (tx, mut rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
+            let primed = super::priming(&exchange.record.protocol_version, stream);
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
             // stream with Last-Event-ID.
+            let (done_tx, mut done_rx) = oneshot::channel();
             tokio::spawn(async move {
-                if let Some(bytes) = exchange.run().await {
-                    live.emit(stream, &bytes).await;
-                }
-                live.end(&id);
-                live.close_stream(stream);
+                let _ = done_tx.send(exchange.run().await);
             });
-            sse_response(McpBody::stream(None, rx, None))
+            // JSON when the handler answers before it sends anything, else SSE.
+            tokio::select! {
+                biased;
+                done = &mut done_rx => {
+                    let mut early = Vec::new();
+                    while let Ok(frame) = rx.try_recv() {
+                        early.push(frame);
+                    }
+                    let answer = done.ok().flatten();
+                    if early.is_empty() {
+                        live.end(&id);
+                        live.close_stream(stream);
+                        return match answer {
+                            Some(bytes) => json_response(StatusCode::OK, bytes),
+                            None => accepted(),
+                        };
+                    }
+                    if let Some(bytes) = answer {
+                        live.emit(stream, &bytes).await;
+                    }
+                    live.end(&id);
+                    live.close_stream(stream);
+                    sse_response(McpBody::stream(joined(primed, early), rx, None))
+                }
+                Some(frame) = rx.recv() => {
+                    tokio::spawn(async move {
+                        if let Ok(Some(bytes)) = done_rx.await {
+                            live.emit(stream, &bytes).await;
+                        }
+                        live.end(&id);
+                        live.close_stream(stream);
+                    });
+                    sse_response(McpBody::stream(joined(primed, vec![frame]), rx, None))
+                }
+            }
         }
     }
 }
@@ -231,6 +263,18 @@ async fn initialize(
         response.headers_mut().insert(SESSION_HEADER, value);
     }
     response
+}
+
+/// The first bytes of an SSE body: the priming event, if any, then `frames`.
+fn joined(primed: Option<Bytes>, frames: Vec<Bytes>) -> Option<Bytes> {
+    let mut out = bytes::BytesMut::new();
+    if let Some(primed) = primed {
+        out.extend_from_slice(&primed);
+    }
+    for frame in frames {
+        out.extend_from_slice(&frame);
+    }
+    Some(out.freeze())
 }
 
 fn id_of(message: &Message) -> Option<smcp_proto::jsonrpc::RequestId> {

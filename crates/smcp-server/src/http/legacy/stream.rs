@@ -14,9 +14,9 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt as _;
 use http::{Method, Response, StatusCode};
 use serde_json::{Map, Value};
-use smcp_bus::{Change, Interest};
+use smcp_bus::{Change, Interest, Subscription};
 use smcp_proto::error::ErrorObject;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::{Head, refusal, sse_event};
 use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, parse_event_id};
@@ -107,7 +107,20 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
         *response.status_mut() = StatusCode::CONFLICT;
         return response;
     };
-    tokio::spawn(pump(shared, live, stream, tx));
+    let primed = super::priming(&record.protocol_version, stream);
+    let first = match (first, primed) {
+        (Some(missed), Some(primed)) => {
+            let mut joined = BytesMut::from(&missed[..]);
+            joined.extend_from_slice(&primed);
+            Some(joined.freeze())
+        }
+        (missed, primed) => missed.or(primed),
+    };
+    // Subscribed before the response is returned: a change published from then on reaches
+    // the stream.
+    let uris = live.subscriptions();
+    let changes = subscribe(&shared, &uris.borrow());
+    tokio::spawn(pump(shared, live, stream, tx, uris, changes));
     sse_response(McpBody::stream(first, rx, None))
 }
 
@@ -147,21 +160,19 @@ fn notification(change: &Change) -> Option<Vec<u8>> {
 
 /// Feeds the standalone stream from the change bus until the client goes or the session
 /// ends; re-subscribes when the session's resource subscriptions change.
-async fn pump(shared: Arc<Shared>, live: Arc<Live>, stream: u64, tx: mpsc::Sender<Bytes>) {
-    let mut uris = live.subscriptions();
-    let buffer = shared.listen.buffer.max(1);
+async fn pump(
+    shared: Arc<Shared>,
+    live: Arc<Live>,
+    stream: u64,
+    tx: mpsc::Sender<Bytes>,
+    mut uris: watch::Receiver<Vec<String>>,
+    first: Option<Subscription>,
+) {
+    let mut first = Some(first);
     'subscribe: loop {
-        let wanted = interest(&shared, &uris.borrow_and_update());
-        let mut changes = if wanted.is_empty() {
-            None
-        } else {
-            match shared.bus.subscribe(wanted, buffer) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    tracing::warn!(error = %e, "legacy stream: change bus subscription failed");
-                    None
-                }
-            }
+        let mut changes = match first.take() {
+            Some(changes) => changes,
+            None => subscribe(&shared, &uris.borrow_and_update()),
         };
         loop {
             let next = async {
@@ -192,6 +203,22 @@ async fn pump(shared: Arc<Shared>, live: Arc<Live>, stream: u64, tx: mpsc::Sende
     }
     live.close_standalone(stream);
     live.close_stream(stream);
+}
+
+/// A change bus subscription for the session's standalone stream (`None` when it wants
+/// nothing, or the bus refused).
+fn subscribe(shared: &Shared, uris: &[String]) -> Option<Subscription> {
+    let wanted = interest(shared, uris);
+    if wanted.is_empty() {
+        return None;
+    }
+    match shared.bus.subscribe(wanted, shared.listen.buffer.max(1)) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "legacy stream: change bus subscription failed");
+            None
+        }
+    }
 }
 
 /// GET or DELETE of a legacy session.
