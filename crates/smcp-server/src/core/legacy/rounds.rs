@@ -63,8 +63,8 @@ pub(crate) struct Exchange {
     pub(crate) record: SessionRecord,
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    /// `params` without `_meta`.
-    pub(crate) params: Map<String, Value>,
+    /// The request as the client sent it.
+    pub(crate) body: Bytes,
     /// The request's own `params._meta`.
     pub(crate) meta: Map<String, Value>,
     pub(crate) principal: Option<Principal>,
@@ -125,8 +125,9 @@ impl Exchange {
         }
     }
 
-    /// The message dispatch reads for this round.
-    fn message(&self, answers: Option<Answers>) -> Vec<u8> {
+    /// The `_meta` dispatch sees: the request's own, with the session's protocol version,
+    /// client capabilities and client info.
+    fn meta(&self) -> Map<String, Value> {
         let mut meta = self.meta.clone();
         meta.insert(
             meta::PROTOCOL_VERSION.to_owned(),
@@ -139,20 +140,30 @@ impl Exchange {
         if let Some(info) = &self.record.client_info {
             meta.insert(meta::CLIENT_INFO.to_owned(), info.clone());
         }
-        let mut params = self.params.clone();
-        params.insert("_meta".to_owned(), Value::Object(meta));
-        if let Some((responses, state)) = answers {
-            params.insert("inputResponses".to_owned(), Value::Object(responses));
-            if let Some(state) = state {
-                params.insert("requestState".to_owned(), Value::from(state));
-            }
+        meta
+    }
+
+    /// The message dispatch reads for a round: the request itself first, then the request
+    /// with the answers of the round before (`inputResponses`, `requestState`).
+    fn message(&self, answers: Option<Answers>) -> Result<Bytes, ErrorObject> {
+        let Some((responses, state)) = answers else {
+            return Ok(self.body.clone());
+        };
+        let mut message: Map<String, Value> = serde_json::from_slice(&self.body)
+            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))?;
+        let params = message
+            .entry("params")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(params) = params else {
+            return Err(ErrorObject::invalid_params("\"params\" must be an object"));
+        };
+        params.insert("inputResponses".to_owned(), Value::Object(responses));
+        if let Some(state) = state {
+            params.insert("requestState".to_owned(), Value::from(state));
         }
-        let mut message = Map::new();
-        message.insert("jsonrpc".to_owned(), Value::from("2.0"));
-        message.insert("id".to_owned(), id_value(&self.id));
-        message.insert("method".to_owned(), Value::from(self.method.clone()));
-        message.insert("params".to_owned(), Value::Object(params));
-        serde_json::to_vec(&message).unwrap_or_default()
+        serde_json::to_vec(&message)
+            .map(Bytes::from)
+            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))
     }
 
     async fn round(
@@ -161,7 +172,10 @@ impl Exchange {
         progress_token: Option<Value>,
         log_level: Option<LoggingLevel>,
     ) -> Option<Finished> {
-        let message = Bytes::from(self.message(answers));
+        let message = match self.message(answers) {
+            Ok(message) => message,
+            Err(error) => return Some(Err(error)),
+        };
         let request = match Incoming::parse(&message) {
             Ok(Incoming::Request(request)) => request,
             Ok(_) => {
@@ -187,7 +201,14 @@ impl Exchange {
             cancel: self.cancel.clone(),
             principal: self.principal.clone(),
         };
-        let call = Call::new(&self.shared, request, &message, admission, &NoMirror);
+        let call = Call::with_meta(
+            &self.shared,
+            request,
+            &message,
+            admission,
+            &NoMirror,
+            self.meta(),
+        );
         match dispatch::dispatch(&self.shared, call) {
             Dispatch::Ready(outcome) => Some(outcome),
             Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.method))),
@@ -321,7 +342,7 @@ impl Exchange {
     }
 }
 
-fn id_value(id: &RequestId) -> Value {
+pub(crate) fn id_value(id: &RequestId) -> Value {
     match id {
         RequestId::Number(n) => Value::Number(n.clone()),
         RequestId::String(s) => Value::String(s.clone()),
@@ -335,6 +356,9 @@ pub(crate) fn legacy_bytes(shared: &Shared, id: &RequestId, outcome: Finished) -
     match outcome {
         Ok(reply) => {
             let bytes = response_bytes(&shared.server_meta, id, reply);
+            if let Some(fast) = strip_fast(&bytes, shared.server_meta.json()) {
+                return fast;
+            }
             let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(&bytes) else {
                 return bytes;
             };
@@ -361,6 +385,43 @@ pub(crate) fn refusal_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8
     Message::Error(ErrorResponse { id, error }).to_vec()
 }
 
+/// The common case without a parse: the one writer put `"resultType":"complete"` first in
+/// the result and spliced the server's `_meta` in last; with neither `ttlMs` nor
+/// `cacheScope` (nor anything else that mentions them) present, cutting both out is all.
+fn strip_fast(bytes: &[u8], server_meta: &[u8]) -> Option<Vec<u8>> {
+    const FIRST: &[u8] = br#""result":{"resultType":"complete","#;
+    const TAIL_START: &[u8] = br#","_meta":"#;
+    let at = find(bytes, FIRST)?;
+    let tail_len = TAIL_START.len() + server_meta.len() + 2;
+    let tail_at = bytes.len().checked_sub(tail_len)?;
+    let tail = &bytes[tail_at..];
+    if !tail.starts_with(TAIL_START)
+        || &tail[TAIL_START.len()..tail.len() - 2] != server_meta
+        || &tail[tail.len() - 2..] != b"}}"
+    {
+        return None;
+    }
+    let keep_from = at + br#""result":{"#.len();
+    let cut_to = at + FIRST.len();
+    let body = &bytes[cut_to..tail_at];
+    if find(body, b"resultType").is_some()
+        || find(body, b"ttlMs").is_some()
+        || find(body, b"cacheScope").is_some()
+        || find(body, b"_meta").is_some()
+    {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(&bytes[..keep_from]);
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"}}");
+    Some(out)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 fn strip_2026(result: &mut Map<String, Value>) {
     result.remove("resultType");
     result.remove("ttlMs");
@@ -377,6 +438,27 @@ fn strip_2026(result: &mut Map<String, Value>) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_fast_strip_matches_the_parsed_one() {
+        let server = br#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let with = |result: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete",{result},"_meta":{}}}}}"#,
+                std::str::from_utf8(server).unwrap()
+            )
+        };
+        let plain = with(r#""content":[{"type":"text","text":"hi"}]"#);
+        let fast = strip_fast(plain.as_bytes(), server).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&fast).unwrap(),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}})
+        );
+        // Anything else takes the parsed route.
+        let cached = with(r#""tools":[],"ttlMs":0"#);
+        assert!(strip_fast(cached.as_bytes(), server).is_none());
+        assert!(strip_fast(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, server).is_none());
+    }
 
     #[test]
     fn results_lose_the_2026_members_only() {

@@ -4,15 +4,18 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::FutureExt as _;
 use http::{Response, StatusCode};
 use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{Message, Request};
+use smcp_proto::jsonrpc::{
+    ClientRequest, ErrorResponse, Incoming, Message, Notification, RequestId, ResultResponse,
+};
 use smcp_proto::meta;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
-use crate::core::legacy::{Exchange, Legacy, Refusal, legacy_bytes, result_bytes};
+use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::{json_response, sse_response};
@@ -41,15 +44,17 @@ pub(crate) async fn post(
             )),
         );
     }
-    let message = match Message::from_slice(&body) {
+    let message = match parse(&body) {
         Ok(message) => message,
-        Err(e) => return refusal(e.id().cloned(), Refusal::bad(e.to_error_object())),
+        Err(response) => return *response,
     };
     let principal = head.principal.as_ref().map(|p| p.0.clone());
     let Some(session) = head.session.as_deref() else {
         return match message {
-            Message::Request(r) if r.method == "initialize" => {
-                initialize(&shared, &legacy, &head, r, principal).await
+            Parsed::Request {
+                id, method, params, ..
+            } if method == "initialize" => {
+                initialize(&shared, &legacy, &head, id, params, principal).await
             }
             other => refusal(
                 id_of(&other),
@@ -78,7 +83,7 @@ pub(crate) async fn post(
     }
     let live = legacy.live(&record, sse_event);
     match message {
-        Message::Notification(n) => {
+        Parsed::Notification(n) => {
             match legacy
                 .notification(record, &live, &n.method, n.params.as_ref())
                 .await
@@ -87,14 +92,14 @@ pub(crate) async fn post(
                 Err(r) => refusal(None, r),
             }
         }
-        Message::Result(r) => {
+        Parsed::Result(r) => {
             if live.answer(&r.id, Ok(r.result)) {
                 accepted()
             } else {
                 refusal(None, unknown_response(&r.id))
             }
         }
-        Message::Error(e) => match e.id {
+        Parsed::Error(e) => match e.id {
             Some(id) if live.answer(&id, Err(e.error)) => accepted(),
             Some(id) => refusal(None, unknown_response(&id)),
             None => refusal(
@@ -104,9 +109,13 @@ pub(crate) async fn post(
                 )),
             ),
         },
-        Message::Request(request) => {
-            let id = request.id.clone();
-            if request.method == "initialize" {
+        Parsed::Request {
+            id,
+            method,
+            params,
+            meta,
+        } => {
+            if method == "initialize" {
                 return refusal(
                     Some(id),
                     Refusal::bad(ErrorObject::invalid_request(
@@ -115,7 +124,7 @@ pub(crate) async fn post(
                     )),
                 );
             }
-            if !record.initialized && request.method != "ping" {
+            if !record.initialized && method != "ping" {
                 return refusal(
                     Some(id),
                     Refusal::bad(ErrorObject::invalid_request(
@@ -124,10 +133,6 @@ pub(crate) async fn post(
                     )),
                 );
             }
-            let (params, meta) = match split_params(request.params) {
-                Ok(split) => split,
-                Err(error) => return refusal(Some(id), Refusal::bad(error)),
-            };
             if meta.contains_key(meta::PROTOCOL_VERSION)
                 || meta.contains_key(meta::CLIENT_CAPABILITIES)
             {
@@ -143,9 +148,8 @@ pub(crate) async fn post(
                     ))),
                 );
             }
-            let value = Value::Object(params.clone());
             if let Some(result) = legacy
-                .own_method(&shared, &record, &live, &request.method, Some(&value))
+                .own_method(&shared, &record, &live, &method, params.as_ref())
                 .await
             {
                 let bytes = match result {
@@ -163,15 +167,15 @@ pub(crate) async fn post(
                     )),
                 );
             };
-            let streams = head.accepts_sse && may_stream(&shared, &request.method);
+            let streams = head.accepts_sse && may_stream(&shared, &method);
             let mut exchange = Exchange {
                 shared: shared.clone(),
                 legacy: legacy.clone(),
                 live: live.clone(),
                 record,
                 id: id.clone(),
-                method: request.method,
-                params,
+                method,
+                body,
                 meta,
                 principal: head.principal.clone(),
                 cancel,
@@ -192,34 +196,19 @@ pub(crate) async fn post(
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
             // stream with Last-Event-ID.
+            let mut run = Box::pin(exchange.run());
+            // Most handlers finish on their first poll: answered here, with no task.
+            if let Some(answer) = run.as_mut().now_or_never() {
+                return answered(&live, &id, stream, answer, rx, primed).await;
+            }
             let (done_tx, mut done_rx) = oneshot::channel();
             tokio::spawn(async move {
-                let _ = done_tx.send(exchange.run().await);
+                let _ = done_tx.send(run.await);
             });
             // JSON when the handler answers before it sends anything, else SSE.
             tokio::select! {
                 biased;
-                done = &mut done_rx => {
-                    let mut early = Vec::new();
-                    while let Ok(frame) = rx.try_recv() {
-                        early.push(frame);
-                    }
-                    let answer = done.ok().flatten();
-                    if early.is_empty() {
-                        live.end(&id);
-                        live.close_stream(stream);
-                        return match answer {
-                            Some(bytes) => json_response(StatusCode::OK, bytes),
-                            None => accepted(),
-                        };
-                    }
-                    if let Some(bytes) = answer {
-                        live.emit(stream, &bytes).await;
-                    }
-                    live.end(&id);
-                    live.close_stream(stream);
-                    sse_response(McpBody::stream(joined(primed, early), rx, None))
-                }
+                done = &mut done_rx => answered(&live, &id, stream, done.ok().flatten(), rx, primed).await,
                 Some(frame) = rx.recv() => {
                     tokio::spawn(async move {
                         if let Ok(Some(bytes)) = done_rx.await {
@@ -239,14 +228,11 @@ async fn initialize(
     shared: &Shared,
     legacy: &Legacy,
     head: &Head,
-    request: Request,
+    id: RequestId,
+    params: Option<Value>,
     principal: Option<String>,
 ) -> Response<McpBody> {
-    let id = request.id;
-    let (record, result) = match legacy
-        .initialize(shared, request.params.as_ref(), principal)
-        .await
-    {
+    let (record, result) = match legacy.initialize(shared, params.as_ref(), principal).await {
         Ok(started) => started,
         Err(r) => return refusal(Some(id), r),
     };
@@ -265,6 +251,36 @@ async fn initialize(
     response
 }
 
+/// The response of a request that ended before its stream was returned: JSON when it sent
+/// nothing first, else SSE with what it sent and its response.
+async fn answered(
+    live: &Live,
+    id: &RequestId,
+    stream: u64,
+    answer: Option<Vec<u8>>,
+    mut rx: mpsc::Receiver<Bytes>,
+    primed: Option<Bytes>,
+) -> Response<McpBody> {
+    let mut early = Vec::new();
+    while let Ok(frame) = rx.try_recv() {
+        early.push(frame);
+    }
+    if early.is_empty() {
+        live.end(id);
+        live.close_stream(stream);
+        return match answer {
+            Some(bytes) => json_response(StatusCode::OK, bytes),
+            None => accepted(),
+        };
+    }
+    if let Some(bytes) = answer {
+        live.emit(stream, &bytes).await;
+    }
+    live.end(id);
+    live.close_stream(stream);
+    sse_response(McpBody::stream(joined(primed, early), rx, None))
+}
+
 /// The first bytes of an SSE body: the priming event, if any, then `frames`.
 fn joined(primed: Option<Bytes>, frames: Vec<Bytes>) -> Option<Bytes> {
     let mut out = bytes::BytesMut::new();
@@ -277,18 +293,73 @@ fn joined(primed: Option<Bytes>, frames: Vec<Bytes>) -> Option<Bytes> {
     Some(out.freeze())
 }
 
-fn id_of(message: &Message) -> Option<smcp_proto::jsonrpc::RequestId> {
+fn id_of(message: &Parsed) -> Option<RequestId> {
     match message {
-        Message::Request(r) => Some(r.id.clone()),
+        Parsed::Request { id, .. } => Some(id.clone()),
         _ => None,
     }
 }
 
-fn unknown_response(id: &smcp_proto::jsonrpc::RequestId) -> Refusal {
+/// One message of a POST, read once.
+enum Parsed {
+    Request {
+        id: RequestId,
+        method: String,
+        /// `params` of a method the session layer answers itself (not modelled by the core).
+        params: Option<Value>,
+        /// `params._meta`.
+        meta: JsonObject,
+    },
+    Notification(Notification),
+    Result(ResultResponse),
+    Error(ErrorResponse),
+}
+
+/// Reads the message with the one-pass parser (a response takes the precise one).
+fn parse(body: &Bytes) -> Result<Parsed, Box<Response<McpBody>>> {
+    let refused =
+        |id: Option<RequestId>, error: ErrorObject| Box::new(refusal(id, Refusal::bad(error)));
+    match Incoming::parse(body) {
+        Ok(Incoming::Request(request)) => {
+            let meta = match request.meta.as_deref() {
+                None => JsonObject::new(),
+                Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+                    refused(
+                        Some(request.id.clone()),
+                        ErrorObject::invalid_params("\"params._meta\" must be an object"),
+                    )
+                })?,
+            };
+            let params = match request.params {
+                Ok(ClientRequest::Other(map)) => Some(Value::Object(map)),
+                _ => None,
+            };
+            Ok(Parsed::Request {
+                id: request.id,
+                method: request.method.into_owned(),
+                params,
+                meta,
+            })
+        }
+        Ok(Incoming::Notification(n)) => Ok(Parsed::Notification(n)),
+        Ok(Incoming::Response(_)) => match Message::from_slice(body) {
+            Ok(Message::Result(r)) => Ok(Parsed::Result(r)),
+            Ok(Message::Error(e)) => Ok(Parsed::Error(e)),
+            Ok(_) => Err(refused(
+                None,
+                ErrorObject::invalid_request("Invalid request"),
+            )),
+            Err(e) => Err(refused(e.id().cloned(), e.to_error_object())),
+        },
+        Err(e) => Err(refused(e.id().cloned(), e.to_error_object())),
+    }
+}
+
+fn unknown_response(id: &RequestId) -> Refusal {
     let shown = match id {
-        smcp_proto::jsonrpc::RequestId::Number(n) => n.to_string(),
-        smcp_proto::jsonrpc::RequestId::String(s) if s.len() <= 64 => format!("{s:?}"),
-        smcp_proto::jsonrpc::RequestId::String(_) => "(a long string)".to_owned(),
+        RequestId::Number(n) => n.to_string(),
+        RequestId::String(s) if s.len() <= 64 => format!("{s:?}"),
+        RequestId::String(_) => "(a long string)".to_owned(),
     };
     Refusal::bad(ErrorObject::invalid_request(format!(
         "Invalid request: the server sent no request with id {shown} on this session, or no \
@@ -297,22 +368,3 @@ fn unknown_response(id: &smcp_proto::jsonrpc::RequestId) -> Refusal {
 }
 
 type JsonObject = Map<String, Value>;
-
-/// `params` without `_meta`, and `_meta`.
-fn split_params(params: Option<Value>) -> Result<(JsonObject, JsonObject), ErrorObject> {
-    let mut params = match params {
-        None => Map::new(),
-        Some(Value::Object(p)) => p,
-        Some(_) => return Err(ErrorObject::invalid_params("\"params\" must be an object")),
-    };
-    let meta = match params.remove("_meta") {
-        None => Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "\"params._meta\" must be an object",
-            ));
-        }
-    };
-    Ok((params, meta))
-}
