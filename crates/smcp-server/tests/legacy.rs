@@ -2,6 +2,7 @@
 //! session's own methods, a handler's input rounds as server-to-client requests, the GET
 //! stream, cancellation, and every bad input with its exact status and JSON-RPC code.
 
+#![cfg(feature = "legacy")]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

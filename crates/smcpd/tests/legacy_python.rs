@@ -4,6 +4,7 @@
 //! callback, a resource, a prompt, and a list-changed notification on the GET stream.
 //! `SMCP_PYTHON_INTEROP=skip` disables it.
 
+#![cfg(feature = "legacy")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod support;
