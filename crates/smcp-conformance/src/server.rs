@@ -698,6 +698,14 @@ pub fn with_stateful(builder: ServerBuilder) -> ServerBuilder {
     builder
         .resources_subscribe(true)
         .tool(
+            tool("test_reconnection")
+                .description("Takes a moment, so its response streams (SSE polling checks)")
+                .handler(|_call| async {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    ok(CallToolResult::text("Reconnection test complete"))
+                }),
+        )
+        .tool(
             tool("test_tool_with_logging")
                 .description("Sends three info log messages while it runs")
                 .handler(|call| async move {

@@ -12,7 +12,7 @@ use smcp_proto::jsonrpc::{
     ClientRequest, ErrorResponse, Incoming, Message, Notification, RequestId, ResultResponse,
 };
 use smcp_proto::meta;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
 use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
@@ -189,7 +189,7 @@ pub(crate) async fn post(
                     None => accepted(),
                 };
             }
-            let (tx, mut rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+            let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
             let primed = super::priming(&exchange.record.protocol_version, stream);
             exchange.stream = Some(stream);
@@ -201,25 +201,16 @@ pub(crate) async fn post(
             if let Some(answer) = run.as_mut().now_or_never() {
                 return answered(&live, &id, stream, answer, rx, primed).await;
             }
-            let (done_tx, mut done_rx) = oneshot::channel();
+            // Still running: SSE from now on (the priming event first), so that the client
+            // can resume the stream if it is cut.
             tokio::spawn(async move {
-                let _ = done_tx.send(run.await);
-            });
-            // JSON when the handler answers before it sends anything, else SSE.
-            tokio::select! {
-                biased;
-                done = &mut done_rx => answered(&live, &id, stream, done.ok().flatten(), rx, primed).await,
-                Some(frame) = rx.recv() => {
-                    tokio::spawn(async move {
-                        if let Ok(Some(bytes)) = done_rx.await {
-                            live.emit(stream, &bytes).await;
-                        }
-                        live.end(&id);
-                        live.close_stream(stream);
-                    });
-                    sse_response(McpBody::stream(joined(primed, vec![frame]), rx, None))
+                if let Some(bytes) = run.await {
+                    live.emit(stream, &bytes).await;
                 }
-            }
+                live.end(&id);
+                live.close_stream(stream);
+            });
+            sse_response(McpBody::stream(primed, rx, None))
         }
     }
 }
