@@ -510,11 +510,12 @@ async fn bad_inputs_get_exact_statuses_and_codes() {
         -32602,
         json!(4),
     );
-    // A legacy version header with 2026 _meta and no session: the header decides, the session is missing.
+    // A legacy version header with 2026 _meta and no session: a 2026-07-28 request whose
+    // header does not match its _meta.
     assert_refused(
         &send(&f.svc, post(None, Some(V2025), &mixed)).await,
         400,
-        -32600,
+        -32020,
         json!(4),
     );
     // A batch.

@@ -280,9 +280,8 @@ fn route(
     match Incoming::parse(bytes) {
         #[cfg(feature = "legacy")]
         Ok(Incoming::Request(request))
-            if request.method == "initialize"
-                && shared.legacy.is_some()
-                && super::legacy::initialize_is_legacy(&parts.headers) =>
+            if shared.legacy.is_some()
+                && super::legacy::legacy_request(&parts.headers, &request) =>
         {
             match &shared.legacy {
                 Some(legacy) => legacy_post(shared.clone(), legacy.clone(), parts, bytes),

@@ -10,7 +10,7 @@
 //! | `MCP-Protocol-Version: 2026-07-28` | 2026-07-28, exactly as without this module (an `Mcp-Session-Id` is ignored) |
 //! | `initialize` without `MCP-Protocol-Version`, or with an earlier version | legacy: a new session |
 //! | `Mcp-Session-Id`, no `MCP-Protocol-Version` or an earlier one | legacy: that session (404 when unknown or ended) |
-//! | an earlier `MCP-Protocol-Version` without `Mcp-Session-Id` | legacy: 400, the session is required |
+//! | an earlier `MCP-Protocol-Version` without `Mcp-Session-Id` | legacy: 400, the session is required (with a 2026-07-28 `_meta`: a 2026-07-28 request, −32020) |
 //! | GET or DELETE with `Mcp-Session-Id` | legacy: the standalone stream, the end of the session |
 //! | GET or DELETE without it | 405, as before |
 //!
@@ -71,16 +71,39 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'
         })
 }
 
-/// Whether a POST belongs to the earlier revisions by its headers alone: an earlier
-/// `MCP-Protocol-Version`, or a session id without a version. (`initialize` without either
-/// is recognized after parsing, see `service.rs`.)
+/// Whether a POST belongs to the earlier revisions by its headers alone: a session id with
+/// an earlier `MCP-Protocol-Version` or none. (An earlier version without a session is
+/// decided after parsing, see [`legacy_request`].)
 pub(crate) fn claims(headers: &HeaderMap) -> bool {
-    match headers.get(VERSION_HEADER) {
-        Some(v) => v
-            .to_str()
-            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
-        None => headers.contains_key(SESSION_HEADER),
+    headers.contains_key(SESSION_HEADER)
+        && match headers.get(VERSION_HEADER) {
+            Some(v) => v
+                .to_str()
+                .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
+            None => true,
+        }
+}
+
+/// Whether a parsed request without a session belongs to the earlier revisions: an
+/// `initialize` with an earlier `MCP-Protocol-Version` or none, or any request with an
+/// earlier version and no 2026-07-28 `_meta` (which is then refused for its missing session).
+/// A request with an earlier version and a 2026-07-28 `_meta` stays a 2026-07-28 request,
+/// refused as a header mismatch (−32020).
+pub(crate) fn legacy_request(
+    headers: &HeaderMap,
+    request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
+) -> bool {
+    if request.method == "initialize" {
+        return initialize_is_legacy(headers);
     }
+    let legacy_version = headers.get(VERSION_HEADER).is_some_and(|v| {
+        v.to_str()
+            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t'])))
+    });
+    legacy_version
+        && !request.meta.as_deref().is_some_and(|m| {
+            smcp_proto::meta::MetaView::parse(m).is_ok_and(|v| v.protocol_version.is_some())
+        })
 }
 
 /// Whether an `initialize` with these headers starts a legacy session: no
