@@ -98,3 +98,68 @@ pub async fn call_json(
     serde_json::from_slice(&reply)
         .with_context(|| format!("{tool}: not JSON: {}", String::from_utf8_lossy(&reply)))
 }
+
+/// Sends one request of a 2025-11-25 session (`Mcp-Session-Id` when there is one, and
+/// `MCP-Protocol-Version: 2025-11-25`) and reads the whole response body within `timeout`.
+pub async fn post_legacy(
+    sender: &mut Connection,
+    target: &Target,
+    session: Option<&HeaderValue>,
+    body: Bytes,
+    timeout: Duration,
+) -> anyhow::Result<(StatusCode, Bytes, Option<HeaderValue>)> {
+    let mut req = Request::builder()
+        .method(Method::POST)
+        .uri(target.path.as_str())
+        .header(header::HOST, target.authority.as_str())
+        .header(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )
+        .header(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        )
+        .header(
+            "mcp-protocol-version",
+            HeaderValue::from_static(wire::LEGACY_VERSION),
+        );
+    if let Some(session) = session {
+        req = req.header("mcp-session-id", session.clone());
+    }
+    let req = req.body(Full::new(body))?;
+    let exchange = async {
+        sender.ready().await?;
+        let resp = sender.send_request(req).await?;
+        let status = resp.status();
+        let session = resp.headers().get("mcp-session-id").cloned();
+        let body = resp.into_body().collect().await?.to_bytes();
+        anyhow::Ok((status, body, session))
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .context("request timed out")?
+}
+
+/// Starts a 2025-11-25 session (`initialize`, then `notifications/initialized`) and returns
+/// its id; `None` when the server answers without one (the baseline, which has no sessions).
+pub async fn open_session(
+    sender: &mut Connection,
+    target: &Target,
+    timeout: Duration,
+) -> anyhow::Result<Option<HeaderValue>> {
+    let init = Bytes::from(wire::legacy_initialize_body());
+    let (_, _, session) = post_legacy(sender, target, None, init, timeout).await?;
+    let Some(session) = session else {
+        return Ok(None);
+    };
+    let note = Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (status, body, _) = post_legacy(sender, target, Some(&session), note, timeout).await?;
+    if status != StatusCode::ACCEPTED {
+        anyhow::bail!(
+            "notifications/initialized: status {status}: {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    Ok(Some(session))
+}

@@ -48,6 +48,26 @@ pub fn tools_call_body(id: u64, tool: &str, progress_token: Option<u64>) -> Stri
     )
 }
 
+/// The revision of the legacy echo case (`smcp-load --legacy`).
+pub const LEGACY_VERSION: &str = "2025-11-25";
+
+/// The request body of a `tools/call` in a 2025-11-25 session: no 2026-07-28 `_meta` (the
+/// session carries the client's capabilities).
+pub fn legacy_tools_call_body(id: u64, tool: &str) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":{tool},\"arguments\":{{\"text\":{text}}}}}}}",
+        tool = json_string(tool),
+        text = json_string(ECHO_TEXT),
+    )
+}
+
+/// The `initialize` of the legacy echo case.
+pub fn legacy_initialize_body() -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"{LEGACY_VERSION}\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"smcp-load\",\"version\":\"0.1.0\"}}}}}}"
+    )
+}
+
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
 }
@@ -196,6 +216,16 @@ fn count(hay: &[u8], needle: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn legacy_bodies_are_valid_json() {
+        let v: serde_json::Value =
+            serde_json::from_str(&legacy_tools_call_body(3, "echo")).unwrap();
+        assert_eq!(v["params"]["arguments"]["text"], ECHO_TEXT);
+        assert!(v["params"].get("_meta").is_none());
+        let v: serde_json::Value = serde_json::from_str(&legacy_initialize_body()).unwrap();
+        assert_eq!(v["params"]["protocolVersion"], LEGACY_VERSION);
+    }
 
     #[test]
     fn request_body_is_valid_json_with_expected_members() {

@@ -104,6 +104,8 @@ pub use crate::core::extension::{
 };
 pub use crate::core::handler::HandlerError;
 pub use crate::core::keys::{Clock, Key, KeyError, KeyRing};
+#[cfg(feature = "legacy")]
+pub use crate::core::legacy;
 pub use crate::core::prompts::{PromptBuilder, PromptGet, prompt};
 pub use crate::core::resources::{ResourceBuilder, ResourceRead, resource, resource_template};
 pub use crate::core::server::{SUPPORTED_VERSIONS, Server};

@@ -93,6 +93,10 @@ pub struct DemoConfig {
     /// of [`crate::tasks_demo`]. `smcpd` turns it on unless `--no-tasks`.
     #[cfg(feature = "tasks")]
     pub tasks: Option<smcp_tasks::TasksExtension>,
+    /// Sessions of the earlier revisions (2025-11-25 and before) on the same endpoint: on by
+    /// default; `smcpd --no-legacy` turns them off.
+    #[cfg(feature = "legacy")]
+    pub legacy: smcp_server::legacy::LegacyConfig,
 }
 
 /// The demo server with these listen-stream limits.
@@ -114,6 +118,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         files_inline,
         #[cfg(feature = "tasks")]
         tasks,
+        #[cfg(feature = "legacy")]
+        legacy,
     } = config;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
@@ -308,6 +314,10 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         });
     #[allow(unused_mut, reason = "changed only with the files or tasks feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
+    #[cfg(feature = "legacy")]
+    {
+        builder = builder.legacy(legacy);
+    }
     #[cfg(feature = "tasks")]
     if let Some(tasks) = tasks {
         builder = crate::tasks_demo::with_tasks(builder, tasks);

@@ -85,6 +85,10 @@ struct Args {
     #[cfg(feature = "tasks")]
     #[command(flatten)]
     tasks: TasksFlags,
+    /// Sessions of the earlier revisions (2025-11-25, 2025-06-18, 2025-03-26).
+    #[cfg(feature = "legacy")]
+    #[command(flatten)]
+    legacy: LegacyFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -196,6 +200,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         files_inline: false,
         #[cfg(feature = "tasks")]
         tasks: args.tasks.extension()?,
+        #[cfg(feature = "legacy")]
+        legacy: args.legacy.config(),
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -280,6 +286,8 @@ async fn run_stdio(
         sep2631_fixtures: args.files.sep2631_fixtures,
         #[cfg(feature = "tasks")]
         tasks: args.tasks.extension()?,
+        #[cfg(feature = "legacy")]
+        legacy: args.legacy.config(),
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -575,5 +583,34 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+/// The earlier revisions' sessions on the same endpoint (`docs/sessions.md`).
+#[cfg(feature = "legacy")]
+#[derive(Debug, clap::Args)]
+struct LegacyFlags {
+    /// Serve only MCP 2026-07-28: answer a 2025-11-25 (or earlier) `initialize` with -32022
+    /// instead of starting a session.
+    #[arg(long)]
+    no_legacy: bool,
+    /// Most sessions of the earlier revisions held at once; past it `initialize` gets 503.
+    #[arg(long, value_name = "N", default_value_t = smcp_server::legacy::LegacyConfig::default().max_sessions,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_sessions: usize,
+    /// A session without a request for this long ends (its id then gets 404).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = smcpd::parse_duration)]
+    session_idle_timeout: Duration,
+}
+
+#[cfg(feature = "legacy")]
+impl LegacyFlags {
+    fn config(&self) -> smcp_server::legacy::LegacyConfig {
+        smcp_server::legacy::LegacyConfig {
+            enabled: !self.no_legacy,
+            max_sessions: self.max_sessions,
+            idle_timeout: self.session_idle_timeout,
+            ..smcp_server::legacy::LegacyConfig::default()
+        }
     }
 }

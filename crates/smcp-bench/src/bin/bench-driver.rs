@@ -103,6 +103,9 @@ enum Case {
     Echo,
     /// `progress_echo` with a progress token: 10 progress notifications over SSE, then the result.
     Progress,
+    /// `echo` in a 2025-11-25 session established once (`smcp-load --legacy`), JSON response.
+    #[value(name = "echo-2025")]
+    EchoLegacy,
 }
 
 impl Case {
@@ -110,12 +113,20 @@ impl Case {
         match self {
             Case::Echo => "echo",
             Case::Progress => "progress",
+            Case::EchoLegacy => "echo-2025",
         }
     }
     fn tool(self) -> &'static str {
         match self {
-            Case::Echo => "echo",
+            Case::Echo | Case::EchoLegacy => "echo",
             Case::Progress => smcp_bench::wire::PROGRESS_TOOL,
+        }
+    }
+    /// Extra `smcp-load` arguments of the case.
+    fn load_args(self) -> &'static [&'static str] {
+        match self {
+            Case::EchoLegacy => &["--legacy"],
+            Case::Echo | Case::Progress => &[],
         }
     }
 }
@@ -449,6 +460,7 @@ fn dump(load_bin: &Path, url: &str, case: Case) -> anyhow::Result<Vec<u8>> {
             "--tool",
             case.tool(),
         ])
+        .args(case.load_args())
         .stderr(Stdio::piped())
         .output()
         .context("running smcp-load --dump")?;
@@ -520,6 +532,7 @@ fn measure(
     let wall0 = Instant::now();
     let out = command(load_bin, load_cpu)
         .args(["--url", &server.url, "--tool", case.tool()])
+        .args(case.load_args())
         .args(["-c", &conc.to_string()])
         .args(["--duration", &args.duration.to_string()])
         .args(["--warmup", &args.warmup.to_string()])

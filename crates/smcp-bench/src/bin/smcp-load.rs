@@ -63,6 +63,11 @@ struct Args {
     /// Send a single request and print the raw response body (for diffing servers).
     #[arg(long)]
     dump: bool,
+    /// Speak MCP 2025-11-25: one session established up front (`initialize`,
+    /// `notifications/initialized`), then every call with `Mcp-Session-Id` and
+    /// `MCP-Protocol-Version: 2025-11-25` and no 2026-07-28 `_meta`.
+    #[arg(long, conflicts_with = "progress")]
+    legacy: bool,
 }
 
 /// Everything the connection tasks share.
@@ -78,6 +83,11 @@ struct Plan {
     /// Measured requests still to start in `--requests` mode (may go negative).
     budget: Option<AtomicI64>,
     next_id: AtomicU64,
+    /// `--legacy`: speak 2025-11-25.
+    legacy: bool,
+    /// With `--legacy`, the session every call belongs to (`None` against a server without
+    /// sessions, the baseline).
+    session: Option<HeaderValue>,
 }
 
 /// What one connection task measured.
@@ -144,9 +154,23 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn plan(args: &Args, target: Target, warmup: Duration, duration: Duration) -> anyhow::Result<Plan> {
+async fn plan(
+    args: &Args,
+    target: Target,
+    warmup: Duration,
+    duration: Duration,
+) -> anyhow::Result<Plan> {
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let session = if args.legacy {
+        let mut sender = client::connect(target.addr, timeout).await?;
+        client::open_session(&mut sender, &target, timeout).await?
+    } else {
+        None
+    };
     let now = Instant::now();
     Ok(Plan {
+        legacy: args.legacy,
+        session,
         target,
         tool_header: HeaderValue::from_str(&args.tool)
             .context("tool name is not a valid header value")?,
@@ -163,7 +187,7 @@ fn plan(args: &Args, target: Target, warmup: Duration, duration: Duration) -> an
 }
 
 async fn dump(args: &Args, target: Target) -> anyhow::Result<()> {
-    let plan = plan(args, target, Duration::ZERO, Duration::from_secs(1))?;
+    let plan = plan(args, target, Duration::ZERO, Duration::from_secs(1)).await?;
     let mut sender = connect(&plan).await?;
     let (status, body) = call(&plan, &mut sender).await?;
     let mut out = std::io::stdout().lock();
@@ -178,7 +202,7 @@ async fn dump(args: &Args, target: Target) -> anyhow::Result<()> {
 async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
     let warmup = Duration::from_secs_f64(args.warmup);
     let duration = Duration::from_secs_f64(args.duration);
-    let plan = Arc::new(plan(args, target, warmup, duration)?);
+    let plan = Arc::new(plan(args, target, warmup, duration).await?);
     let cpu0 = smcp_bench::procstat::cpu_time_us(std::process::id());
     let wall0 = Instant::now();
     let mut tasks = Vec::with_capacity(args.connections);
@@ -313,6 +337,18 @@ async fn connect(plan: &Plan) -> anyhow::Result<Connection> {
 /// Sends one `tools/call` and reads the whole response body.
 async fn call(plan: &Plan, sender: &mut Connection) -> anyhow::Result<(StatusCode, Bytes)> {
     let id = plan.next_id.fetch_add(1, Ordering::Relaxed);
+    if plan.legacy {
+        let body = wire::legacy_tools_call_body(id, &plan.tool);
+        let (status, body, _) = client::post_legacy(
+            sender,
+            &plan.target,
+            plan.session.as_ref(),
+            Bytes::from(body),
+            plan.timeout,
+        )
+        .await?;
+        return Ok((status, body));
+    }
     let body = wire::tools_call_body(id, &plan.tool, plan.progress.then_some(id));
     client::post_mcp(
         sender,

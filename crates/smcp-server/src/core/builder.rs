@@ -42,6 +42,10 @@ pub struct ServerBuilder {
     replay: Option<Arc<dyn ReplayGuard>>,
     bus: Option<Arc<dyn ChangeBus>>,
     extensions: Vec<Arc<dyn Extension>>,
+    #[cfg(feature = "legacy")]
+    legacy: super::legacy::LegacyConfig,
+    #[cfg(feature = "legacy")]
+    session_store: Option<Arc<dyn super::legacy::SessionStore>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -94,7 +98,43 @@ impl ServerBuilder {
             replay: None,
             bus: None,
             extensions: Vec::new(),
+            #[cfg(feature = "legacy")]
+            legacy: super::legacy::LegacyConfig::default(),
+            #[cfg(feature = "legacy")]
+            session_store: None,
         }
+    }
+
+    /// Settings of the earlier revisions' sessions (2025-11-25, 2025-06-18, 2025-03-26 on
+    /// the same endpoint; feature `legacy`). Served by default; `enabled: false` answers a
+    /// legacy `initialize` with −32022 as a 2026-07-28-only server does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::legacy::LegacyConfig;
+    ///
+    /// let modern_only = smcp_server::Server::builder("demo", "1.0.0")
+    ///     .legacy(LegacyConfig { enabled: false, ..LegacyConfig::default() })
+    ///     .build()?;
+    /// # let _ = modern_only;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    #[cfg(feature = "legacy")]
+    #[must_use]
+    pub fn legacy(mut self, config: super::legacy::LegacyConfig) -> Self {
+        self.legacy = config;
+        self
+    }
+
+    /// Where legacy session records live (default: a [`MemorySessionStore`](super::legacy::MemorySessionStore)
+    /// bounded by [`LegacyConfig`](super::legacy::LegacyConfig)). Share one store between
+    /// instances, or route each `Mcp-Session-Id` to one instance (`docs/sessions.md`).
+    #[cfg(feature = "legacy")]
+    #[must_use]
+    pub fn session_store(mut self, store: impl super::legacy::SessionStore) -> Self {
+        self.session_store = Some(Arc::new(store));
+        self
     }
 
     /// A human-readable title for the server.
@@ -653,6 +693,11 @@ impl ServerBuilder {
                 listeners: Arc::new(ListenRegistry::default()),
                 extensions,
                 extension_methods,
+                #[cfg(feature = "legacy")]
+                legacy: self
+                    .legacy
+                    .enabled
+                    .then(|| Arc::new(super::legacy::Legacy::new(self.legacy, self.session_store))),
             }),
         })
     }

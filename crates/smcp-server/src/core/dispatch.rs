@@ -85,6 +85,17 @@ impl<'a> Call<'a> {
         admission: Admission,
         mirror: &'a dyn ParamMirror,
     ) -> Self {
+        Self::build(shared, request, message, admission, mirror, None)
+    }
+
+    fn build(
+        shared: &Arc<Shared>,
+        request: IncomingRequest<'_>,
+        message: &Bytes,
+        admission: Admission,
+        mirror: &'a dyn ParamMirror,
+        given_meta: Option<Map<String, Value>>,
+    ) -> Self {
         let IncomingRequest {
             id,
             method,
@@ -95,9 +106,10 @@ impl<'a> Call<'a> {
         let ctx = RequestContext::new(ContextParts {
             id,
             method: method.clone(),
-            meta: match meta.as_deref() {
-                Some(m) => MetaSource::Raw(meta_bytes(message, m)),
-                None => MetaSource::Parsed(Map::new()),
+            meta: match (given_meta, meta.as_deref()) {
+                (Some(given), _) => MetaSource::Parsed(given),
+                (None, Some(m)) => MetaSource::Raw(meta_bytes(message, m)),
+                (None, None) => MetaSource::Parsed(Map::new()),
             },
             progress_token: admission.admitted.progress_token,
             log_level: admission.admitted.log_level,
@@ -117,6 +129,22 @@ impl<'a> Call<'a> {
             body: Some(message.clone()),
             mirror,
         }
+    }
+}
+
+impl Call<'_> {
+    /// The call for `request` with `_meta` given whole rather than read from the message (the
+    /// earlier revisions' sessions, whose `_meta` comes from the session).
+    #[cfg(feature = "legacy")]
+    pub(crate) fn with_meta<'m>(
+        shared: &Arc<Shared>,
+        request: IncomingRequest<'_>,
+        message: &Bytes,
+        admission: Admission,
+        mirror: &'m dyn ParamMirror,
+        meta: Map<String, Value>,
+    ) -> Call<'m> {
+        Call::build(shared, request, message, admission, mirror, Some(meta))
     }
 }
 

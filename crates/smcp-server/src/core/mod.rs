@@ -17,6 +17,7 @@
 //! | [`extension`] | the seam extensions plug into (SEP-2631 files is one) |
 //! | [`keys`] | the one key ring and the one clock |
 //! | `listen` | `subscriptions/listen`, the protocol side |
+//! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
 //! | [`reply`] | typed replies and the response writer |
 
 pub(crate) mod builder;
@@ -28,6 +29,8 @@ pub mod error;
 pub mod extension;
 pub mod handler;
 pub mod keys;
+#[cfg(feature = "legacy")]
+pub mod legacy;
 pub(crate) mod listen;
 pub(crate) mod meta;
 pub mod mrtr;

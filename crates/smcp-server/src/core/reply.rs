@@ -78,6 +78,18 @@ impl ServerMeta {
     }
 
     /// Adds the server's entries a result's `_meta` lacks (the result's own win).
+    /// The server's `_meta` object as the writer splices it in.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn json(&self) -> &[u8] {
+        &self.json
+    }
+
+    /// One of the server's `_meta` entries.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
+    }
+
     fn merge_into(&self, meta: &mut Meta) {
         for (key, value) in &self.map {
             if !meta.contains_key(key) {

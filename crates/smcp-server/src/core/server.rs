@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     pub(crate) extensions: Arc<[Arc<dyn Extension>]>,
     /// The methods extensions serve.
     pub(crate) extension_methods: HashMap<&'static str, (Arc<dyn Extension>, MethodSpec)>,
+    /// The earlier revisions' sessions, when served.
+    #[cfg(feature = "legacy")]
+    pub(crate) legacy: Option<Arc<super::legacy::Legacy>>,
 }
 
 impl Shared {

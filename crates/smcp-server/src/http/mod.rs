@@ -12,6 +12,7 @@
 //! | `response`, `rejection` | JSON and SSE responses; the HTTP status of every refusal |
 //! | `streaming` | JSON until the handler emits, then SSE; cancellation on close |
 //! | `listen` | `subscriptions/listen` as an SSE body polled in place |
+//! | `legacy` | the earlier revisions' sessions: era per request, POST, GET stream, DELETE, event ids (feature `legacy`) |
 //! | `body` | [`McpBody`], the response body |
 //! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback |
 //! | `serve` | [`serve`]: the accept loop, its deadlines and the drain |
@@ -23,6 +24,8 @@ mod body;
 mod deadline;
 mod endpoint;
 mod idle;
+#[cfg(feature = "legacy")]
+mod legacy;
 pub(crate) mod listen;
 pub(crate) mod mirror;
 mod pipeline;

@@ -67,7 +67,16 @@ pub(crate) fn check_head(
     inner: &Shared,
     parts: &http::request::Parts,
 ) -> Result<Accepts, Box<Response<McpBody>>> {
-    // Host and Origin allow-lists: the DNS-rebinding defence.
+    check_host_origin(inner, parts)?;
+    check_method_and_media(parts)
+}
+
+/// The Host and Origin allow-lists (403): the DNS-rebinding defence, for every request of
+/// either era.
+pub(crate) fn check_host_origin(
+    inner: &Shared,
+    parts: &http::request::Parts,
+) -> Result<(), Box<Response<McpBody>>> {
     let host = parts
         .headers
         .get(HOST)
@@ -105,7 +114,11 @@ pub(crate) fn check_head(
             )));
         }
     }
+    Ok(())
+}
 
+/// The HTTP method (405), `Content-Type` (415) and `Accept` (406).
+fn check_method_and_media(parts: &http::request::Parts) -> Result<Accepts, Box<Response<McpBody>>> {
     if parts.method != Method::POST {
         let mut response = refuse(
             StatusCode::METHOD_NOT_ALLOWED,

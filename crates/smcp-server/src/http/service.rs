@@ -188,6 +188,20 @@ where
 {
     let (parts, body) = request.into_parts();
     async move {
+        #[cfg(feature = "legacy")]
+        if let Some(legacy) = &shared.legacy
+            && super::legacy::claims_other(&parts.method, &parts.headers)
+        {
+            if let Err(refusal) = super::request::check_host_origin(&shared, &parts) {
+                return *refusal;
+            }
+            let head = match super::legacy::head(&parts) {
+                Ok(head) => head,
+                Err(refusal) => return *refusal,
+            };
+            let legacy = legacy.clone();
+            return super::legacy::get_or_delete(shared, legacy, parts.method, head).await;
+        }
         let accepts = match check_head(&shared, &parts) {
             Ok(accepts) => accepts,
             Err(refusal) => return *refusal,
@@ -257,7 +271,23 @@ fn route(
     accepts: Accepts,
     bytes: &Bytes,
 ) -> Step {
+    #[cfg(feature = "legacy")]
+    if let Some(legacy) = &shared.legacy
+        && super::legacy::claims(&parts.headers)
+    {
+        return legacy_post(shared.clone(), legacy.clone(), parts, bytes);
+    }
     match Incoming::parse(bytes) {
+        #[cfg(feature = "legacy")]
+        Ok(Incoming::Request(request))
+            if shared.legacy.is_some()
+                && super::legacy::legacy_request(&parts.headers, &request) =>
+        {
+            match &shared.legacy {
+                Some(legacy) => legacy_post(shared.clone(), legacy.clone(), parts, bytes),
+                None => handle_request(shared, parts, accepts, request, bytes),
+            }
+        }
         Ok(Incoming::Request(request)) => handle_request(shared, parts, accepts, request, bytes),
         Ok(Incoming::Notification(n)) => {
             // 2026-07-28 defines no client-to-server notifications on HTTP; accept and ignore.
@@ -283,6 +313,25 @@ fn route(
             e.id().cloned(),
             e.to_error_object(),
         ))),
+    }
+}
+
+/// A POST of the earlier revisions (`http/legacy/`).
+#[cfg(feature = "legacy")]
+fn legacy_post(
+    shared: Arc<Shared>,
+    legacy: Arc<crate::core::legacy::Legacy>,
+    parts: &http::request::Parts,
+    bytes: &Bytes,
+) -> Step {
+    match super::legacy::head(parts) {
+        Ok(head) => Step::Stream(Box::pin(super::legacy::post(
+            shared,
+            legacy,
+            head,
+            bytes.clone(),
+        ))),
+        Err(refusal) => Step::Done(*refusal),
     }
 }
 

@@ -110,6 +110,19 @@ pub fn probe_server(runs: &Runs) -> McpService {
         .service()
 }
 
+/// The probe server with the earlier revisions' sessions turned off: a 2026-07-28-only
+/// server (`smcpd --no-legacy`), for the checks of what such a server answers.
+pub fn probe_server_without_legacy(runs: &Runs) -> McpService {
+    probe_tools(Server::builder("probe", "1.0.0").logging(true), runs)
+        .legacy(smcp_server::legacy::LegacyConfig {
+            enabled: false,
+            ..smcp_server::legacy::LegacyConfig::default()
+        })
+        .build()
+        .expect("probe server builds")
+        .service()
+}
+
 pub fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": VERSION,

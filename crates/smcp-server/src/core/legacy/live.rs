@@ -1,0 +1,346 @@
+//! What a legacy session has on this instance only: its streams and their events (numbered,
+//! with a bounded replay log), the server-to-client requests waiting for their response, the
+//! client's requests in flight (for `notifications/cancelled`), and the URIs it subscribed to
+//! (to re-aim the standalone stream's change subscription).
+//!
+//! None of this is in the [`SessionStore`](super::SessionStore): a stream or a waiting
+//! request cannot move to another instance.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
+use serde_json::Value;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::RequestId;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How a transport frames one event with its id (SSE: `id:` and `data:` lines).
+pub(crate) type FrameFn = fn(&str, &[u8]) -> Bytes;
+
+/// A client's answer to a server-to-client request: its result, or its error.
+pub(crate) type Answer = Result<Value, ErrorObject>;
+
+/// One logged event.
+#[derive(Debug)]
+struct Event {
+    stream: u64,
+    seq: u64,
+    frame: Bytes,
+}
+
+#[derive(Debug, Default)]
+struct Streams {
+    next_stream: u64,
+    /// The last events of every stream, oldest first, at most `replay` of them.
+    log: VecDeque<Event>,
+    /// The sequence number of the next event, per open stream.
+    next_seq: HashMap<u64, u64>,
+    /// Where a stream's events go while a client reads it.
+    sinks: HashMap<u64, mpsc::Sender<Bytes>>,
+    /// Open standalone (GET) streams.
+    standalone: usize,
+}
+
+/// The session's instance-local state.
+#[derive(Debug)]
+pub(crate) struct Live {
+    pub(crate) id: String,
+    frame: FrameFn,
+    replay: usize,
+    max_pending: usize,
+    streams: Mutex<Streams>,
+    next_request: AtomicU64,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    subscriptions: watch::Sender<Vec<String>>,
+    /// Fires when the session ends (DELETE, expiry): its requests and streams stop.
+    pub(crate) ended: CancellationToken,
+    used: Mutex<Instant>,
+}
+
+/// Why a server-to-client request could not be sent.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TooManyPending(pub(crate) usize);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An event id: the stream and the event's place in it.
+pub(crate) fn event_id(stream: u64, seq: u64) -> String {
+    format!("{stream}-{seq}")
+}
+
+/// The stream and sequence number of an event id this server wrote.
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+impl Live {
+    pub(crate) fn new(
+        id: String,
+        frame: FrameFn,
+        replay: usize,
+        max_pending: usize,
+        subscriptions: Vec<String>,
+    ) -> Self {
+        Self {
+            id,
+            frame,
+            replay,
+            max_pending,
+            streams: Mutex::new(Streams::default()),
+            next_request: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::new()),
+            subscriptions: watch::Sender::new(subscriptions),
+            ended: CancellationToken::new(),
+            used: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Marks the session as used now.
+    pub(crate) fn touch(&self) {
+        *lock(&self.used) = Instant::now();
+    }
+
+    /// When the session was last used on this instance.
+    pub(crate) fn last_used(&self) -> Instant {
+        *lock(&self.used)
+    }
+
+    /// Opens a stream whose events go to `sink`; returns its number.
+    pub(crate) fn open_stream(&self, sink: mpsc::Sender<Bytes>) -> u64 {
+        let mut streams = lock(&self.streams);
+        streams.next_stream += 1;
+        let n = streams.next_stream;
+        streams.next_seq.insert(n, 1);
+        streams.sinks.insert(n, sink);
+        n
+    }
+
+    /// Opens a standalone stream, unless `max` are open already.
+    pub(crate) fn open_standalone(&self, sink: mpsc::Sender<Bytes>, max: usize) -> Option<u64> {
+        {
+            let mut streams = lock(&self.streams);
+            if streams.standalone >= max {
+                return None;
+            }
+            streams.standalone += 1;
+        }
+        Some(self.open_stream(sink))
+    }
+
+    /// Closes a standalone stream's slot (its sink is dropped).
+    pub(crate) fn close_standalone(&self, stream: u64) {
+        let mut streams = lock(&self.streams);
+        streams.standalone = streams.standalone.saturating_sub(1);
+        streams.sinks.remove(&stream);
+    }
+
+    /// Ends a stream: no more events are written to it.
+    pub(crate) fn close_stream(&self, stream: u64) {
+        let mut streams = lock(&self.streams);
+        streams.sinks.remove(&stream);
+        streams.next_seq.remove(&stream);
+    }
+
+    /// Logs `json` as the next event of `stream` and sends it to the stream's reader, if one
+    /// reads it (waiting while the reader is slow). Returns whether a reader took it.
+    pub(crate) async fn emit(&self, stream: u64, json: &[u8]) -> bool {
+        let (frame, sink) = {
+            let mut streams = lock(&self.streams);
+            let Some(seq) = streams.next_seq.get_mut(&stream) else {
+                return false;
+            };
+            let this = *seq;
+            *seq += 1;
+            let frame = (self.frame)(&event_id(stream, this), json);
+            if self.replay > 0 {
+                if streams.log.len() >= self.replay {
+                    streams.log.pop_front();
+                }
+                streams.log.push_back(Event {
+                    stream,
+                    seq: this,
+                    frame: frame.clone(),
+                });
+            }
+            (frame, streams.sinks.get(&stream).cloned())
+        };
+        match sink {
+            Some(sink) => sink.send(frame).await.is_ok(),
+            None => false,
+        }
+    }
+
+    /// The logged events of `stream` after `seq`, oldest first; `None` when the log no longer
+    /// reaches back that far (or never held that stream).
+    pub(crate) fn replay_after(&self, stream: u64, seq: u64) -> Option<Vec<Bytes>> {
+        let streams = lock(&self.streams);
+        let mut of_stream = streams.log.iter().filter(|e| e.stream == stream).peekable();
+        // The log reaches back far enough when it still holds the event after `seq`, or the
+        // stream never wrote one since.
+        let first = of_stream.peek().map(|e| e.seq);
+        let next = streams.next_seq.get(&stream).copied();
+        let covered = match (first, next) {
+            (Some(first), _) => first <= seq + 1,
+            (None, Some(next)) => next <= seq + 1,
+            (None, None) => false,
+        };
+        if !covered {
+            return None;
+        }
+        Some(
+            of_stream
+                .filter(|e| e.seq > seq)
+                .map(|e| e.frame.clone())
+                .collect(),
+        )
+    }
+
+    /// Points an open stream at a new reader (resumption), keeping its numbering.
+    pub(crate) fn reattach(&self, stream: u64, sink: mpsc::Sender<Bytes>) -> bool {
+        let mut streams = lock(&self.streams);
+        if !streams.next_seq.contains_key(&stream) {
+            return false;
+        }
+        streams.sinks.insert(stream, sink);
+        true
+    }
+
+    /// A new server-to-client request: its id and where its answer arrives.
+    pub(crate) fn request(&self) -> Result<(RequestId, oneshot::Receiver<Answer>), TooManyPending> {
+        let mut pending = lock(&self.pending);
+        if pending.len() >= self.max_pending {
+            return Err(TooManyPending(self.max_pending));
+        }
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::from(format!("smcp-{n}"));
+        let (tx, rx) = oneshot::channel();
+        pending.insert(id.clone(), tx);
+        Ok((id, rx))
+    }
+
+    /// Forgets a server-to-client request (answered elsewhere, timed out, or abandoned).
+    pub(crate) fn forget(&self, id: &RequestId) {
+        lock(&self.pending).remove(id);
+    }
+
+    /// Delivers the client's answer; `false` when the server sent no request with that id
+    /// (or no longer waits for it).
+    pub(crate) fn answer(&self, id: &RequestId, answer: Answer) -> bool {
+        match lock(&self.pending).remove(id) {
+            Some(tx) => {
+                let _ = tx.send(answer);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers a client request in flight; `None` when one with the same id is.
+    pub(crate) fn begin(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.contains_key(id) {
+            return None;
+        }
+        let token = self.ended.child_token();
+        in_flight.insert(id.clone(), token.clone());
+        Some(token)
+    }
+
+    /// The request is answered.
+    pub(crate) fn end(&self, id: &RequestId) {
+        lock(&self.in_flight).remove(id);
+    }
+
+    /// `notifications/cancelled`: cancels the request in flight with that id, if any.
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
+        match lock(&self.in_flight).remove(id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The URIs subscribed to, as the standalone stream watches them.
+    pub(crate) fn subscriptions(&self) -> watch::Receiver<Vec<String>> {
+        self.subscriptions.subscribe()
+    }
+
+    /// Replaces the URIs subscribed to.
+    pub(crate) fn set_subscriptions(&self, uris: Vec<String>) {
+        self.subscriptions.send_replace(uris);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(id: &str, json: &[u8]) -> Bytes {
+        let mut v = format!("{id}:").into_bytes();
+        v.extend_from_slice(json);
+        Bytes::from(v)
+    }
+
+    #[tokio::test]
+    async fn events_are_numbered_logged_and_replayed() {
+        let live = Live::new("s".into(), frame, 3, 2, Vec::new());
+        let (tx, mut rx) = mpsc::channel(8);
+        let s = live.open_stream(tx);
+        for j in [b"a", b"b", b"c", b"d"] {
+            assert!(live.emit(s, j).await);
+        }
+        assert_eq!(rx.recv().await.unwrap(), Bytes::from_static(b"1-1:a"));
+        // The log holds the last three: after 1 it can replay 2..4, after 0 it cannot.
+        let replay = live.replay_after(s, 1).unwrap();
+        assert_eq!(
+            replay,
+            vec![
+                Bytes::from_static(b"1-2:b"),
+                Bytes::from_static(b"1-3:c"),
+                Bytes::from_static(b"1-4:d")
+            ]
+        );
+        assert!(live.replay_after(s, 0).is_none());
+        assert_eq!(live.replay_after(s, 4).unwrap(), Vec::<Bytes>::new());
+        assert!(live.replay_after(9, 0).is_none());
+        assert_eq!(parse_event_id("1-4"), Some((1, 4)));
+        assert_eq!(parse_event_id("x"), None);
+    }
+
+    #[tokio::test]
+    async fn pending_requests_are_bounded_and_answered_once() {
+        let live = Live::new("s".into(), frame, 0, 2, Vec::new());
+        let (a, rx_a) = live.request().unwrap();
+        let (_b, _rx_b) = live.request().unwrap();
+        assert_eq!(live.request().unwrap_err(), TooManyPending(2));
+        assert!(live.answer(&a, Ok(Value::Null)));
+        assert!(!live.answer(&a, Ok(Value::Null)));
+        assert_eq!(rx_a.await.unwrap(), Ok(Value::Null));
+        assert!(!live.answer(&RequestId::from(7), Ok(Value::Null)));
+    }
+
+    #[test]
+    fn cancel_reaches_the_request_in_flight() {
+        let live = Live::new("s".into(), frame, 0, 1, Vec::new());
+        let id = RequestId::from(1);
+        let token = live.begin(&id).unwrap();
+        assert!(live.begin(&id).is_none());
+        assert!(live.cancel(&id));
+        assert!(token.is_cancelled());
+        assert!(!live.cancel(&id));
+        let other = live.begin(&RequestId::from(2)).unwrap();
+        live.ended.cancel();
+        assert!(other.is_cancelled());
+    }
+}

@@ -1,0 +1,302 @@
+//! The session's own protocol: `initialize`, the methods only the earlier revisions have
+//! (`ping`, `logging/setLevel`, `resources/subscribe` and `unsubscribe`), the client's
+//! notifications and its responses to server-to-client requests. Every refusal is typed
+//! ([`RefusalKind`]); the transport picks the status for it.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+use smcp_proto::basic::LoggingLevel;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::meta;
+
+use super::live::Live;
+use super::{Legacy, SessionError, SessionRecord, invalid_request, negotiate};
+use crate::core::error::SERVER_BUSY;
+use crate::core::server::Shared;
+
+/// What kind of refusal, so the transport can pick its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefusalKind {
+    /// Malformed or out of order (HTTP 400).
+    BadRequest,
+    /// No such session (HTTP 404).
+    NotFound,
+    /// A bound is reached (HTTP 503 for sessions, 409 for streams).
+    Busy,
+    /// The store failed (HTTP 500).
+    Internal,
+}
+
+/// A refusal of the session layer: its kind and the JSON-RPC error to send.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    pub(crate) kind: RefusalKind,
+    pub(crate) error: ErrorObject,
+}
+
+impl Refusal {
+    pub(crate) fn bad(error: ErrorObject) -> Self {
+        Self {
+            kind: RefusalKind::BadRequest,
+            error,
+        }
+    }
+
+    pub(crate) fn not_found() -> Self {
+        Self {
+            kind: RefusalKind::NotFound,
+            error: invalid_request(
+                "Session not found: the Mcp-Session-Id is unknown or the session has ended; \
+                 send initialize to start a new one",
+            ),
+        }
+    }
+
+    fn store(e: SessionError) -> Self {
+        match e {
+            SessionError::NotFound => Self::not_found(),
+            SessionError::Full { max } => {
+                let mut data = Map::new();
+                data.insert("limit".to_owned(), Value::from("sessions"));
+                data.insert("max".to_owned(), Value::from(max));
+                Self {
+                    kind: RefusalKind::Busy,
+                    error: ErrorObject::new(
+                        SERVER_BUSY,
+                        format!("Server busy: it holds its maximum of {max} sessions; retry later"),
+                    )
+                    .with_data(Value::Object(data)),
+                }
+            }
+            SessionError::Store(reason) => {
+                tracing::warn!(%reason, "session store failed");
+                Self {
+                    kind: RefusalKind::Internal,
+                    error: ErrorObject::internal("the session store failed"),
+                }
+            }
+        }
+    }
+}
+
+/// The `InitializeResult` for `version`: what `server/discover` advertises, in the earlier
+/// revisions' shape (capabilities of those revisions only, `serverInfo`, `instructions`).
+pub(crate) fn initialize_result(shared: &Shared, version: &str) -> Map<String, Value> {
+    let catalog = shared.catalog();
+    let mut caps = match serde_json::to_value(&catalog.capabilities) {
+        Ok(Value::Object(caps)) => caps,
+        _ => Map::new(),
+    };
+    // Members the earlier revisions do not define (2026-07-28 `extensions`) stay out.
+    caps.retain(|k, _| {
+        matches!(
+            k.as_str(),
+            "experimental" | "logging" | "completions" | "prompts" | "resources" | "tools"
+        )
+    });
+    let mut result = Map::new();
+    result.insert("protocolVersion".to_owned(), Value::from(version));
+    result.insert("capabilities".to_owned(), Value::Object(caps));
+    result.insert(
+        "serverInfo".to_owned(),
+        shared
+            .server_meta
+            .get(meta::SERVER_INFO)
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    if let Some(instructions) = &shared.instructions {
+        result.insert("instructions".to_owned(), Value::from(instructions.clone()));
+    }
+    result
+}
+
+impl Legacy {
+    /// `initialize`: negotiates the version, mints and stores the session. Returns the record
+    /// and the result to send.
+    pub(crate) async fn initialize(
+        &self,
+        shared: &Shared,
+        params: Option<&Value>,
+        principal: Option<String>,
+    ) -> Result<(SessionRecord, Map<String, Value>), Refusal> {
+        let params = params.and_then(Value::as_object);
+        let requested = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                Refusal::bad(ErrorObject::invalid_params(
+                    "\"params.protocolVersion\" is required and must be a string",
+                ))
+            })?;
+        let capabilities = match params.and_then(|p| p.get("capabilities")) {
+            Some(Value::Object(caps)) => caps.clone(),
+            _ => {
+                return Err(Refusal::bad(ErrorObject::invalid_params(
+                    "\"params.capabilities\" is required and must be an object",
+                )));
+            }
+        };
+        let client_info = params.and_then(|p| p.get("clientInfo")).cloned();
+        if client_info.as_ref().is_some_and(|i| !i.is_object()) {
+            return Err(Refusal::bad(ErrorObject::invalid_params(
+                "\"params.clientInfo\" must be an object",
+            )));
+        }
+        let version = negotiate(requested);
+        let id = crate::core::keys::random_hex::<16>()
+            .map_err(|_| Refusal::store(SessionError::Store("no randomness".to_owned())))?;
+        let record = SessionRecord {
+            id,
+            protocol_version: version.to_owned(),
+            client_capabilities: capabilities,
+            client_info,
+            initialized: false,
+            log_level: None,
+            subscriptions: BTreeSet::new(),
+            principal,
+        };
+        self.store
+            .create(record.clone())
+            .await
+            .map_err(Refusal::store)?;
+        tracing::debug!(session = %record.id, version, "legacy session started");
+        Ok((record, initialize_result(shared, version)))
+    }
+
+    /// The record of session `id`, acting for `principal`: a session made by another
+    /// principal is not found.
+    pub(crate) async fn session(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+    ) -> Result<SessionRecord, Refusal> {
+        match self.store.get(id).await.map_err(Refusal::store)? {
+            Some(record) if record.principal.as_deref() == principal => Ok(record),
+            _ => Err(Refusal::not_found()),
+        }
+    }
+
+    /// Ends session `id` (DELETE).
+    pub(crate) async fn end(&self, id: &str) -> Result<(), Refusal> {
+        let existed = self.store.remove(id).await.map_err(Refusal::store)?;
+        self.end_live(id);
+        if existed {
+            tracing::debug!(session = %id, "legacy session ended");
+            Ok(())
+        } else {
+            Err(Refusal::not_found())
+        }
+    }
+
+    /// A notification of the session: `notifications/initialized` marks it ready,
+    /// `notifications/cancelled` cancels the request it names; others are ignored.
+    pub(crate) async fn notification(
+        &self,
+        mut record: SessionRecord,
+        live: &Live,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<(), Refusal> {
+        match method {
+            "notifications/initialized" if !record.initialized => {
+                record.initialized = true;
+                self.store.put(record).await.map_err(Refusal::store)
+            }
+            "notifications/cancelled" => {
+                let id = params
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_value);
+                match id {
+                    Some(id) => {
+                        if live.cancel(&id) {
+                            tracing::debug!(?id, "legacy request cancelled");
+                        }
+                        Ok(())
+                    }
+                    None => Err(Refusal::bad(invalid_request(
+                        "\"params.requestId\" of notifications/cancelled must be a string or a number",
+                    ))),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The session's own methods. `None` for a method dispatch serves.
+    pub(crate) async fn own_method(
+        &self,
+        shared: &Shared,
+        record: &SessionRecord,
+        live: &Live,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Option<Result<Map<String, Value>, ErrorObject>> {
+        let features = &shared.features;
+        let result = match method {
+            "ping" => Ok(Map::new()),
+            "logging/setLevel" if features.logging => {
+                let level = params
+                    .and_then(|p| p.get("level"))
+                    .and_then(Value::as_str)
+                    .and_then(LoggingLevel::parse);
+                match level {
+                    None => Err(ErrorObject::invalid_params(
+                        "\"params.level\" must be one of debug, info, notice, warning, error, \
+                         critical, alert, emergency",
+                    )),
+                    Some(level) => {
+                        let mut record = record.clone();
+                        record.log_level = Some(level);
+                        self.save(record).await
+                    }
+                }
+            }
+            "resources/subscribe" | "resources/unsubscribe" if features.resources_subscribe => {
+                match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                    None => Err(ErrorObject::invalid_params(
+                        "\"params.uri\" is required and must be a string",
+                    )),
+                    Some(uri) => {
+                        let mut record = record.clone();
+                        let subscribe = method == "resources/subscribe";
+                        if subscribe
+                            && !record.subscriptions.contains(uri)
+                            && record.subscriptions.len() >= self.config.max_subscriptions
+                        {
+                            return Some(Err(ErrorObject::invalid_params(format!(
+                                "\"params.uri\": the session already subscribes to its maximum of {} URIs",
+                                self.config.max_subscriptions
+                            ))));
+                        }
+                        if subscribe {
+                            record.subscriptions.insert(uri.to_owned());
+                        } else {
+                            record.subscriptions.remove(uri);
+                        }
+                        live.set_subscriptions(record.subscriptions.iter().cloned().collect());
+                        self.save(record).await
+                    }
+                }
+            }
+            // The methods of 2026-07-28 only, and the ones above when not advertised.
+            "server/discover"
+            | "subscriptions/listen"
+            | "logging/setLevel"
+            | "resources/subscribe"
+            | "resources/unsubscribe" => Err(ErrorObject::method_not_found(method)),
+            _ => return None,
+        };
+        Some(result)
+    }
+
+    async fn save(&self, record: SessionRecord) -> Result<Map<String, Value>, ErrorObject> {
+        self.store
+            .put(record)
+            .await
+            .map(|()| Map::new())
+            .map_err(|e| Refusal::store(e).error)
+    }
+}

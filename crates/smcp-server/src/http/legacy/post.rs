@@ -1,0 +1,361 @@
+//! A POST of a legacy session: `initialize`, a request (JSON, or SSE with its events,
+//! server-to-client requests and response), a notification or a response (202).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::FutureExt as _;
+use http::{Response, StatusCode};
+use serde_json::{Map, Value};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{
+    ClientRequest, ErrorResponse, Incoming, Message, Notification, RequestId, ResultResponse,
+};
+use smcp_proto::meta;
+use tokio::sync::mpsc;
+
+use super::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
+use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
+use crate::core::server::Shared;
+use crate::http::body::McpBody;
+use crate::http::response::{json_response, sse_response};
+
+/// Methods whose response streams (SSE) when the client accepts it: those a handler serves
+/// and that may send progress, log messages or server-to-client requests first.
+fn may_stream(shared: &Shared, method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call" | "resources/read" | "prompts/get" | "completion/complete"
+    ) || shared.extension_method(method).is_some()
+}
+
+/// Serves one POST of the earlier revisions.
+pub(crate) async fn post(
+    shared: Arc<Shared>,
+    legacy: Arc<Legacy>,
+    head: Head,
+    body: Bytes,
+) -> Response<McpBody> {
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return refusal(
+            None,
+            Refusal::bad(ErrorObject::invalid_request(
+                "Invalid request: JSON-RPC batches are not supported; send one message per POST",
+            )),
+        );
+    }
+    let message = match parse(&body) {
+        Ok(message) => message,
+        Err(response) => return *response,
+    };
+    let principal = head.principal.as_ref().map(|p| p.0.clone());
+    let Some(session) = head.session.as_deref() else {
+        return match message {
+            Parsed::Request {
+                id, method, params, ..
+            } if method == "initialize" => {
+                initialize(&shared, &legacy, &head, id, params, principal).await
+            }
+            other => refusal(
+                id_of(&other),
+                Refusal::bad(ErrorObject::invalid_request(
+                    "Bad Request: the Mcp-Session-Id header is required (send initialize to \
+                     start a session)",
+                )),
+            ),
+        };
+    };
+    let record = match legacy.session(session, principal.as_deref()).await {
+        Ok(record) => record,
+        Err(r) => return refusal(id_of(&message), r),
+    };
+    if let Some(version) = &head.version
+        && *version != record.protocol_version
+    {
+        return refusal(
+            id_of(&message),
+            Refusal::bad(ErrorObject::invalid_request(format!(
+                "Bad Request: MCP-Protocol-Version {version:?} is not the session's negotiated \
+                 version {:?}",
+                record.protocol_version
+            ))),
+        );
+    }
+    let live = legacy.live(&record, sse_event);
+    match message {
+        Parsed::Notification(n) => {
+            match legacy
+                .notification(record, &live, &n.method, n.params.as_ref())
+                .await
+            {
+                Ok(()) => accepted(),
+                Err(r) => refusal(None, r),
+            }
+        }
+        Parsed::Result(r) => {
+            if live.answer(&r.id, Ok(r.result)) {
+                accepted()
+            } else {
+                refusal(None, unknown_response(&r.id))
+            }
+        }
+        Parsed::Error(e) => match e.id {
+            Some(id) if live.answer(&id, Err(e.error)) => accepted(),
+            Some(id) => refusal(None, unknown_response(&id)),
+            None => refusal(
+                None,
+                Refusal::bad(ErrorObject::invalid_request(
+                    "Invalid request: an error response without an id answers no request",
+                )),
+            ),
+        },
+        Parsed::Request {
+            id,
+            method,
+            params,
+            meta,
+        } => {
+            if method == "initialize" {
+                return refusal(
+                    Some(id),
+                    Refusal::bad(ErrorObject::invalid_request(
+                        "Invalid request: the session is already initialized; initialize \
+                         starts a new session without Mcp-Session-Id",
+                    )),
+                );
+            }
+            if !record.initialized && method != "ping" {
+                return refusal(
+                    Some(id),
+                    Refusal::bad(ErrorObject::invalid_request(
+                        "Invalid request: the session is not initialized yet; send \
+                         notifications/initialized first",
+                    )),
+                );
+            }
+            if meta.contains_key(meta::PROTOCOL_VERSION)
+                || meta.contains_key(meta::CLIENT_CAPABILITIES)
+            {
+                return refusal(
+                    Some(id),
+                    Refusal::bad(ErrorObject::invalid_params(format!(
+                        "\"params._meta\" carries 2026-07-28 members ({:?}, {:?}) on a session \
+                         of {}: a 2026-07-28 request carries MCP-Protocol-Version: 2026-07-28 \
+                         and no session",
+                        meta::PROTOCOL_VERSION,
+                        meta::CLIENT_CAPABILITIES,
+                        record.protocol_version
+                    ))),
+                );
+            }
+            if let Some(result) = legacy
+                .own_method(&shared, &record, &live, &method, params.as_ref())
+                .await
+            {
+                let bytes = match result {
+                    Ok(map) => result_bytes(id, map),
+                    Err(error) => legacy_bytes(&shared, &id, Err(error)),
+                };
+                return json_response(StatusCode::OK, bytes);
+            }
+            let Some(cancel) = live.begin(&id) else {
+                return refusal(
+                    Some(id),
+                    Refusal::bad(ErrorObject::invalid_request(
+                        "Invalid request: a request with this id is already in flight on the \
+                         session",
+                    )),
+                );
+            };
+            let streams = head.accepts_sse && may_stream(&shared, &method);
+            let mut exchange = Exchange {
+                shared: shared.clone(),
+                legacy: legacy.clone(),
+                live: live.clone(),
+                record,
+                id: id.clone(),
+                method,
+                body,
+                meta,
+                principal: head.principal.clone(),
+                cancel,
+                stream: None,
+            };
+            if !streams {
+                let answer = exchange.run().await;
+                live.end(&id);
+                return match answer {
+                    Some(bytes) => json_response(StatusCode::OK, bytes),
+                    None => accepted(),
+                };
+            }
+            let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+            let stream = live.open_stream(tx);
+            let primed = super::priming(&exchange.record.protocol_version, stream);
+            exchange.stream = Some(stream);
+            // The request runs on whether or not the client keeps reading: in the earlier
+            // revisions a disconnect is not a cancellation, and the client may resume the
+            // stream with Last-Event-ID.
+            let mut run = Box::pin(exchange.run());
+            // Most handlers finish on their first poll: answered here, with no task.
+            if let Some(answer) = run.as_mut().now_or_never() {
+                return answered(&live, &id, stream, answer, rx, primed).await;
+            }
+            // Still running: SSE from now on (the priming event first), so that the client
+            // can resume the stream if it is cut.
+            tokio::spawn(async move {
+                if let Some(bytes) = run.await {
+                    live.emit(stream, &bytes).await;
+                }
+                live.end(&id);
+                live.close_stream(stream);
+            });
+            sse_response(McpBody::stream(primed, rx, None))
+        }
+    }
+}
+
+async fn initialize(
+    shared: &Shared,
+    legacy: &Legacy,
+    head: &Head,
+    id: RequestId,
+    params: Option<Value>,
+    principal: Option<String>,
+) -> Response<McpBody> {
+    let (record, result) = match legacy.initialize(shared, params.as_ref(), principal).await {
+        Ok(started) => started,
+        Err(r) => return refusal(Some(id), r),
+    };
+    let bytes = result_bytes(id, result);
+    let mut response = if head.accepts_json || !head.accepts_sse {
+        json_response(StatusCode::OK, bytes)
+    } else {
+        let (tx, rx) = mpsc::channel(1);
+        let _ = tx.try_send(sse_event("0-1", &bytes));
+        drop(tx);
+        sse_response(McpBody::stream(None, rx, None))
+    };
+    if let Some(value) = session_value(&record.id) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+/// The response of a request that ended before its stream was returned: JSON when it sent
+/// nothing first, else SSE with what it sent and its response.
+async fn answered(
+    live: &Live,
+    id: &RequestId,
+    stream: u64,
+    answer: Option<Vec<u8>>,
+    mut rx: mpsc::Receiver<Bytes>,
+    primed: Option<Bytes>,
+) -> Response<McpBody> {
+    let mut early = Vec::new();
+    while let Ok(frame) = rx.try_recv() {
+        early.push(frame);
+    }
+    if early.is_empty() {
+        live.end(id);
+        live.close_stream(stream);
+        return match answer {
+            Some(bytes) => json_response(StatusCode::OK, bytes),
+            None => accepted(),
+        };
+    }
+    if let Some(bytes) = answer {
+        live.emit(stream, &bytes).await;
+    }
+    live.end(id);
+    live.close_stream(stream);
+    sse_response(McpBody::stream(joined(primed, early), rx, None))
+}
+
+/// The first bytes of an SSE body: the priming event, if any, then `frames`.
+fn joined(primed: Option<Bytes>, frames: Vec<Bytes>) -> Option<Bytes> {
+    let mut out = bytes::BytesMut::new();
+    if let Some(primed) = primed {
+        out.extend_from_slice(&primed);
+    }
+    for frame in frames {
+        out.extend_from_slice(&frame);
+    }
+    Some(out.freeze())
+}
+
+fn id_of(message: &Parsed) -> Option<RequestId> {
+    match message {
+        Parsed::Request { id, .. } => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// One message of a POST, read once.
+enum Parsed {
+    Request {
+        id: RequestId,
+        method: String,
+        /// `params` of a method the session layer answers itself (not modelled by the core).
+        params: Option<Value>,
+        /// `params._meta`.
+        meta: JsonObject,
+    },
+    Notification(Notification),
+    Result(ResultResponse),
+    Error(ErrorResponse),
+}
+
+/// Reads the message with the one-pass parser (a response takes the precise one).
+fn parse(body: &Bytes) -> Result<Parsed, Box<Response<McpBody>>> {
+    let refused =
+        |id: Option<RequestId>, error: ErrorObject| Box::new(refusal(id, Refusal::bad(error)));
+    match Incoming::parse(body) {
+        Ok(Incoming::Request(request)) => {
+            let meta = match request.meta.as_deref() {
+                None => JsonObject::new(),
+                Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
+                    refused(
+                        Some(request.id.clone()),
+                        ErrorObject::invalid_params("\"params._meta\" must be an object"),
+                    )
+                })?,
+            };
+            let params = match request.params {
+                Ok(ClientRequest::Other(map)) => Some(Value::Object(map)),
+                _ => None,
+            };
+            Ok(Parsed::Request {
+                id: request.id,
+                method: request.method.into_owned(),
+                params,
+                meta,
+            })
+        }
+        Ok(Incoming::Notification(n)) => Ok(Parsed::Notification(n)),
+        Ok(Incoming::Response(_)) => match Message::from_slice(body) {
+            Ok(Message::Result(r)) => Ok(Parsed::Result(r)),
+            Ok(Message::Error(e)) => Ok(Parsed::Error(e)),
+            Ok(_) => Err(refused(
+                None,
+                ErrorObject::invalid_request("Invalid request"),
+            )),
+            Err(e) => Err(refused(e.id().cloned(), e.to_error_object())),
+        },
+        Err(e) => Err(refused(e.id().cloned(), e.to_error_object())),
+    }
+}
+
+fn unknown_response(id: &RequestId) -> Refusal {
+    let shown = match id {
+        RequestId::Number(n) => n.to_string(),
+        RequestId::String(s) if s.len() <= 64 => format!("{s:?}"),
+        RequestId::String(_) => "(a long string)".to_owned(),
+    };
+    Refusal::bad(ErrorObject::invalid_request(format!(
+        "Invalid request: the server sent no request with id {shown} on this session, or no \
+         longer waits for its response"
+    )))
+}
+
+type JsonObject = Map<String, Value>;

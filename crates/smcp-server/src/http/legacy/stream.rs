@@ -1,0 +1,236 @@
+//! GET (the standalone stream, or the resumption of a stream with `Last-Event-ID`) and
+//! DELETE (the end of a session).
+//!
+//! The standalone stream carries the change notifications the session may receive: tools,
+//! prompts and resources `list_changed` (as advertised), and `notifications/resources/updated`
+//! for the URIs it subscribed to, from the same `ChangeBus` that `subscriptions/listen` reads.
+//! Every event has an id (`<stream>-<n>`); the session keeps its last events, and a GET with
+//! `Last-Event-ID` gets the missed events of that stream first, then that stream's further
+//! events while it is open (a request still running), or a new standalone stream.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt as _;
+use http::{Method, Response, StatusCode};
+use serde_json::{Map, Value};
+use smcp_bus::{Change, Interest, Subscription};
+use smcp_proto::error::ErrorObject;
+use tokio::sync::{mpsc, watch};
+
+use super::{Head, refusal, sse_event};
+use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, parse_event_id};
+use crate::core::server::Shared;
+use crate::http::body::McpBody;
+use crate::http::response::sse_response;
+
+/// DELETE: ends the session (204), or 404.
+pub(crate) async fn delete(legacy: Arc<Legacy>, head: Head) -> Response<McpBody> {
+    let Some(session) = head.session.as_deref() else {
+        return refusal(None, Refusal::not_found());
+    };
+    let principal = head.principal.as_ref().map(|p| p.0.as_str());
+    if let Err(r) = legacy.session(session, principal).await {
+        return refusal(None, r);
+    }
+    match legacy.end(session).await {
+        Ok(()) => {
+            let mut response = Response::new(McpBody::empty());
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            response
+        }
+        Err(r) => refusal(None, r),
+    }
+}
+
+/// GET: the standalone stream, or a resumed one.
+pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) -> Response<McpBody> {
+    if !head.accepts_sse {
+        let mut response = refusal(
+            None,
+            Refusal {
+                kind: RefusalKind::BadRequest,
+                error: ErrorObject::invalid_request(
+                    "Not Acceptable: a GET stream needs Accept: text/event-stream",
+                ),
+            },
+        );
+        *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        return response;
+    }
+    let Some(session) = head.session.as_deref() else {
+        return refusal(None, Refusal::not_found());
+    };
+    let principal = head.principal.as_ref().map(|p| p.0.as_str());
+    let record = match legacy.session(session, principal).await {
+        Ok(record) => record,
+        Err(r) => return refusal(None, r),
+    };
+    if let Some(version) = &head.version
+        && *version != record.protocol_version
+    {
+        return refusal(
+            None,
+            Refusal::bad(ErrorObject::invalid_request(format!(
+                "Bad Request: MCP-Protocol-Version {version:?} is not the session's negotiated \
+                 version {:?}",
+                record.protocol_version
+            ))),
+        );
+    }
+    let live = legacy.live(&record, sse_event);
+    let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
+    let mut first = None;
+    if let Some((stream, seq)) = head.last_event_id.as_deref().and_then(parse_event_id)
+        && let Some(missed) = live.replay_after(stream, seq)
+    {
+        let mut joined = BytesMut::new();
+        for frame in missed {
+            joined.extend_from_slice(&frame);
+        }
+        if !joined.is_empty() {
+            first = Some(joined.freeze());
+        }
+        if live.reattach(stream, tx.clone()) {
+            tracing::debug!(session = %live.id, stream, "legacy stream resumed");
+            return sse_response(McpBody::stream(first, rx, None));
+        }
+    }
+    let Some(stream) = live.open_standalone(tx.clone(), legacy.config.standalone_streams) else {
+        let mut response = refusal(
+            None,
+            Refusal::bad(ErrorObject::invalid_request(format!(
+                "Conflict: the session already has its {} standalone stream(s) open",
+                legacy.config.standalone_streams
+            ))),
+        );
+        *response.status_mut() = StatusCode::CONFLICT;
+        return response;
+    };
+    let primed = super::priming(&record.protocol_version, stream);
+    let first = match (first, primed) {
+        (Some(missed), Some(primed)) => {
+            let mut joined = BytesMut::from(&missed[..]);
+            joined.extend_from_slice(&primed);
+            Some(joined.freeze())
+        }
+        (missed, primed) => missed.or(primed),
+    };
+    // Subscribed before the response is returned: a change published from then on reaches
+    // the stream.
+    let uris = live.subscriptions();
+    let changes = subscribe(&shared, &uris.borrow());
+    tokio::spawn(pump(shared, live, stream, tx, uris, changes));
+    sse_response(McpBody::stream(first, rx, None))
+}
+
+/// What the session's standalone stream is interested in now.
+fn interest(shared: &Shared, uris: &[String]) -> Interest {
+    let f = &shared.features;
+    Interest {
+        tools_list_changed: f.tools_list_changed,
+        prompts_list_changed: f.prompts_list_changed,
+        resources_list_changed: f.resources_list_changed,
+        resource_uris: if f.resources_subscribe {
+            uris.to_vec()
+        } else {
+            Vec::new()
+        },
+        topics: Vec::new(),
+    }
+}
+
+/// The notification a change becomes on the stream (`None` for what the earlier revisions
+/// do not define).
+fn notification(change: &Change) -> Option<Vec<u8>> {
+    let mut message = Map::new();
+    message.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    message.insert("method".to_owned(), Value::from(change.method()));
+    match change {
+        Change::ResourceUpdated { uri } => {
+            let mut params = Map::new();
+            params.insert("uri".to_owned(), Value::from(&**uri));
+            message.insert("params".to_owned(), Value::Object(params));
+        }
+        Change::Topic(_) => return None,
+        _ => {}
+    }
+    serde_json::to_vec(&message).ok()
+}
+
+/// Feeds the standalone stream from the change bus until the client goes or the session
+/// ends; re-subscribes when the session's resource subscriptions change.
+async fn pump(
+    shared: Arc<Shared>,
+    live: Arc<Live>,
+    stream: u64,
+    tx: mpsc::Sender<Bytes>,
+    mut uris: watch::Receiver<Vec<String>>,
+    first: Option<Subscription>,
+) {
+    let mut first = Some(first);
+    'subscribe: loop {
+        let mut changes = match first.take() {
+            Some(changes) => changes,
+            None => subscribe(&shared, &uris.borrow_and_update()),
+        };
+        loop {
+            let next = async {
+                match changes.as_mut() {
+                    Some(s) => s.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = tx.closed() => break 'subscribe,
+                () = live.ended.cancelled() => break 'subscribe,
+                changed = uris.changed() => {
+                    if changed.is_err() {
+                        break 'subscribe;
+                    }
+                    continue 'subscribe;
+                }
+                change = next => match change {
+                    Some(change) => {
+                        if let Some(json) = notification(&change) {
+                            live.emit(stream, &json).await;
+                        }
+                    }
+                    None => break 'subscribe,
+                },
+            }
+        }
+    }
+    live.close_standalone(stream);
+    live.close_stream(stream);
+}
+
+/// A change bus subscription for the session's standalone stream (`None` when it wants
+/// nothing, or the bus refused).
+fn subscribe(shared: &Shared, uris: &[String]) -> Option<Subscription> {
+    let wanted = interest(shared, uris);
+    if wanted.is_empty() {
+        return None;
+    }
+    match shared.bus.subscribe(wanted, shared.listen.buffer.max(1)) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "legacy stream: change bus subscription failed");
+            None
+        }
+    }
+}
+
+/// GET or DELETE of a legacy session.
+pub(crate) async fn get_or_delete(
+    shared: Arc<Shared>,
+    legacy: Arc<Legacy>,
+    method: Method,
+    head: Head,
+) -> Response<McpBody> {
+    if method == Method::DELETE {
+        delete(legacy, head).await
+    } else {
+        get(shared, legacy, head).await
+    }
+}
