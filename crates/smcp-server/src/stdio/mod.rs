@@ -16,6 +16,8 @@
 //! [`StdioOptions::drain_timeout`] to finish, after which each gets an error response.
 
 mod connection;
+#[cfg(feature = "legacy")]
+mod legacy;
 mod lines;
 mod listen;
 mod running;
