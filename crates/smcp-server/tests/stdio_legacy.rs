@@ -2,7 +2,8 @@
 //! (`serve_stream` over an in-memory pipe) with a scripted client: the handshake and its
 //! errors, results trimmed of the 2026-only members, progress and log messages filtered by
 //! `logging/setLevel`, an elicitation answered by the client (and a response for an id the
-//! server never sent, dropped), cancellation, change notifications, and a connection that
+//! server never sent, dropped; a client error; an unanswered one timing out), cancellation,
+//! change notifications, and a connection that
 //! started 2026-07-28 staying so.
 
 #![cfg(all(feature = "stdio", feature = "legacy"))]
@@ -483,4 +484,44 @@ async fn change_notifications_follow_initialized_and_subscriptions() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     server.notify_resource_updated("test://doc");
     peer.silent(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn an_unanswered_server_request_times_out_and_a_late_answer_is_dropped() {
+    let server = Server::builder("stdio-legacy", "1.0.0")
+        .tool(tool("greet").handler(|call| async move {
+            let answer = call.input.ask(mrtr::elicit_form(
+                "who",
+                "Your name?",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            ))?;
+            Ok::<_, HandlerError>(CallToolResult::text(format!("{:?}", answer.action)))
+        }))
+        .legacy(LegacyConfig {
+            response_timeout: Duration::from_millis(200),
+            ..LegacyConfig::default()
+        })
+        .build()
+        .unwrap();
+    let mut peer = Peer::start(&server);
+    peer.handshake("2025-11-25", json!({"elicitation": {}}))
+        .await;
+    peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "greet", "arguments": {}}}))
+        .await;
+    let ask = peer.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let failed = peer.recv().await;
+    assert_eq!(failed["id"], 1);
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer elicitation/create"),
+        "{failed}"
+    );
+    peer.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}))
+        .await;
+    peer.silent(Duration::from_millis(200)).await;
 }
