@@ -136,7 +136,7 @@ fn serve(
         }
         Ok(Incoming::Notification(n)) => notification(conn, &n.method, n.params.as_ref(), tasks),
         Ok(Incoming::Response(_)) => response(conn, line),
-        Ok(Incoming::Request(request)) => self_request(conn, request, line, tasks),
+        Ok(Incoming::Request(request)) => session_request(conn, request, line, tasks),
     }
 }
 
@@ -201,7 +201,7 @@ fn response(conn: &mut Connection, line: &Bytes) {
     }
 }
 
-fn self_request(
+fn session_request(
     conn: &mut Connection,
     request: IncomingRequest<'_>,
     line: &Bytes,
