@@ -51,6 +51,9 @@ pub(super) struct Connection {
     batch: Vec<u8>,
     /// Cancelled when serving ends: subscriptions close gracefully.
     pub(super) closing: CancellationToken,
+    /// Which era the connection speaks, decided by its first request.
+    #[cfg(feature = "legacy")]
+    pub(super) era: super::legacy::Era,
 }
 
 /// Tool arguments have no second copy on a stream: nothing to check.
@@ -78,6 +81,8 @@ impl Connection {
             out_rx: Some(out_rx),
             batch: Vec::new(),
             closing: CancellationToken::new(),
+            #[cfg(feature = "legacy")]
+            era: super::legacy::Era::Undecided,
         }
     }
 
@@ -241,7 +246,7 @@ impl Connection {
 
     /// Answers with one message (a JSON-RPC message without its newline), in the reader's
     /// batch.
-    fn send(&mut self, json: Vec<u8>) {
+    pub(super) fn send(&mut self, json: Vec<u8>) {
         if self.batch.is_empty() {
             self.batch = json;
         } else {
@@ -266,7 +271,12 @@ impl Connection {
             );
             return self.send(error_bytes(None, error));
         }
-        match Incoming::parse(line) {
+        let parsed = Incoming::parse(line);
+        #[cfg(feature = "legacy")]
+        let Some(parsed) = super::legacy::route(self, parsed, line, tasks) else {
+            return;
+        };
+        match parsed {
             Ok(Incoming::Request(request)) => self.on_request(request, line, tasks),
             Ok(Incoming::Notification(n)) => self.on_notification(&n),
             Ok(Incoming::Response(id)) => {

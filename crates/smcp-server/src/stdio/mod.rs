@@ -10,12 +10,18 @@
 //! HTTP. There is no header layer: everything the HTTP pipeline reads from headers is in
 //! `_meta`.
 //!
+//! With feature `legacy`, a connection whose first request is an `initialize` (no 2026-07-28
+//! `_meta`) is served as a session of the earlier revisions for its life (`legacy.rs`,
+//! `docs/sessions.md`); any other first request makes it a 2026-07-28 connection.
+//!
 //! Nothing but MCP messages is written to the output: log with `tracing` to stderr. Serving
 //! ends at the end of input, when the output is closed, or on the `shutdown` future; then
 //! listen subscriptions get their closing result and requests in flight have
 //! [`StdioOptions::drain_timeout`] to finish, after which each gets an error response.
 
 mod connection;
+#[cfg(feature = "legacy")]
+mod legacy;
 mod lines;
 mod listen;
 mod running;

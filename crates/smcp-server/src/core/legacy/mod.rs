@@ -10,8 +10,10 @@
 //! | [`store`](SessionStore) | the serializable [`SessionRecord`], [`SessionStore`], [`MemorySessionStore`] |
 //! | `live` | what only this instance has of a session: streams, event log, pending requests |
 //! | `session` | `initialize`, the session's own methods, notifications and responses |
+//! | `changes` | the change notifications a session receives, from the change bus |
 //! | `rounds` | one request served, its `input_required` rounds turned into server-to-client requests |
 
+mod changes;
 mod live;
 mod rounds;
 mod session;
@@ -23,9 +25,12 @@ use std::time::Duration;
 
 use smcp_proto::error::ErrorObject;
 
+pub(crate) use changes::{change_notification, subscribe};
 pub(crate) use live::{FrameFn, Live, event_id, parse_event_id};
 pub(crate) use rounds::{Exchange, legacy_bytes, refusal_bytes, result_bytes};
 pub(crate) use session::{Refusal, RefusalKind};
+#[cfg(feature = "stdio")]
+pub(crate) use session::{initialize_result, new_record, session_method};
 pub use store::{MemorySessionStore, SessionError, SessionRecord, SessionStore};
 
 /// The earlier revisions this server serves, newest first.

@@ -113,6 +113,117 @@ pub(crate) fn initialize_result(shared: &Shared, version: &str) -> Map<String, V
     result
 }
 
+/// The record `initialize` starts, from its params: the negotiated version, the client's
+/// capabilities and info, and a fresh id. Stored by nothing (over stdio the connection is the
+/// session).
+pub(crate) fn new_record(
+    params: Option<&Value>,
+    principal: Option<String>,
+) -> Result<SessionRecord, Refusal> {
+    let params = params.and_then(Value::as_object);
+    let requested = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            Refusal::bad(ErrorObject::invalid_params(
+                "\"params.protocolVersion\" is required and must be a string",
+            ))
+        })?;
+    let capabilities = match params.and_then(|p| p.get("capabilities")) {
+        Some(Value::Object(caps)) => caps.clone(),
+        _ => {
+            return Err(Refusal::bad(ErrorObject::invalid_params(
+                "\"params.capabilities\" is required and must be an object",
+            )));
+        }
+    };
+    let client_info = params.and_then(|p| p.get("clientInfo")).cloned();
+    if client_info.as_ref().is_some_and(|i| !i.is_object()) {
+        return Err(Refusal::bad(ErrorObject::invalid_params(
+            "\"params.clientInfo\" must be an object",
+        )));
+    }
+    let version = negotiate(requested);
+    let id = crate::core::keys::random_hex::<16>()
+        .map_err(|_| Refusal::store(SessionError::Store("no randomness".to_owned())))?;
+    Ok(SessionRecord {
+        id,
+        protocol_version: version.to_owned(),
+        client_capabilities: capabilities,
+        client_info,
+        initialized: false,
+        log_level: None,
+        subscriptions: BTreeSet::new(),
+        principal,
+    })
+}
+
+/// The session's own methods (`ping`, `logging/setLevel`, `resources/subscribe` and
+/// `unsubscribe`), applied to `record` (the caller stores it when it changed). `None` for a
+/// method dispatch serves.
+pub(crate) fn session_method(
+    shared: &Shared,
+    max_subscriptions: usize,
+    record: &mut SessionRecord,
+    live: &Live,
+    method: &str,
+    params: Option<&Value>,
+) -> Option<Result<Map<String, Value>, ErrorObject>> {
+    let features = &shared.features;
+    let result = match method {
+        "ping" => Ok(Map::new()),
+        "logging/setLevel" if features.logging => {
+            let level = params
+                .and_then(|p| p.get("level"))
+                .and_then(Value::as_str)
+                .and_then(LoggingLevel::parse);
+            match level {
+                None => Err(ErrorObject::invalid_params(
+                    "\"params.level\" must be one of debug, info, notice, warning, error, \
+                     critical, alert, emergency",
+                )),
+                Some(level) => {
+                    record.log_level = Some(level);
+                    Ok(Map::new())
+                }
+            }
+        }
+        "resources/subscribe" | "resources/unsubscribe" if features.resources_subscribe => {
+            match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                None => Err(ErrorObject::invalid_params(
+                    "\"params.uri\" is required and must be a string",
+                )),
+                Some(uri) => {
+                    let subscribe = method == "resources/subscribe";
+                    if subscribe
+                        && !record.subscriptions.contains(uri)
+                        && record.subscriptions.len() >= max_subscriptions
+                    {
+                        return Some(Err(ErrorObject::invalid_params(format!(
+                            "\"params.uri\": the session already subscribes to its maximum of {max_subscriptions} URIs"
+                        ))));
+                    }
+                    if subscribe {
+                        record.subscriptions.insert(uri.to_owned());
+                    } else {
+                        record.subscriptions.remove(uri);
+                    }
+                    live.set_subscriptions(record.subscriptions.iter().cloned().collect());
+                    Ok(Map::new())
+                }
+            }
+        }
+        // The methods of 2026-07-28 only, and the ones above when not advertised.
+        "server/discover"
+        | "subscriptions/listen"
+        | "logging/setLevel"
+        | "resources/subscribe"
+        | "resources/unsubscribe" => Err(ErrorObject::method_not_found(method)),
+        _ => return None,
+    };
+    Some(result)
+}
+
 impl Legacy {
     /// `initialize`: negotiates the version, mints and stores the session. Returns the record
     /// and the result to send.
@@ -122,48 +233,14 @@ impl Legacy {
         params: Option<&Value>,
         principal: Option<String>,
     ) -> Result<(SessionRecord, Map<String, Value>), Refusal> {
-        let params = params.and_then(Value::as_object);
-        let requested = params
-            .and_then(|p| p.get("protocolVersion"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                Refusal::bad(ErrorObject::invalid_params(
-                    "\"params.protocolVersion\" is required and must be a string",
-                ))
-            })?;
-        let capabilities = match params.and_then(|p| p.get("capabilities")) {
-            Some(Value::Object(caps)) => caps.clone(),
-            _ => {
-                return Err(Refusal::bad(ErrorObject::invalid_params(
-                    "\"params.capabilities\" is required and must be an object",
-                )));
-            }
-        };
-        let client_info = params.and_then(|p| p.get("clientInfo")).cloned();
-        if client_info.as_ref().is_some_and(|i| !i.is_object()) {
-            return Err(Refusal::bad(ErrorObject::invalid_params(
-                "\"params.clientInfo\" must be an object",
-            )));
-        }
-        let version = negotiate(requested);
-        let id = crate::core::keys::random_hex::<16>()
-            .map_err(|_| Refusal::store(SessionError::Store("no randomness".to_owned())))?;
-        let record = SessionRecord {
-            id,
-            protocol_version: version.to_owned(),
-            client_capabilities: capabilities,
-            client_info,
-            initialized: false,
-            log_level: None,
-            subscriptions: BTreeSet::new(),
-            principal,
-        };
+        let record = new_record(params, principal)?;
         self.store
             .create(record.clone())
             .await
             .map_err(Refusal::store)?;
-        tracing::debug!(session = %record.id, version, "legacy session started");
-        Ok((record, initialize_result(shared, version)))
+        tracing::debug!(session = %record.id, version = %record.protocol_version, "legacy session started");
+        let result = initialize_result(shared, &record.protocol_version);
+        Ok((record, result))
     }
 
     /// The record of session `id`, acting for `principal`: a session made by another
@@ -225,7 +302,8 @@ impl Legacy {
         }
     }
 
-    /// The session's own methods. `None` for a method dispatch serves.
+    /// The session's own methods, the record stored when they changed it. `None` for a
+    /// method dispatch serves.
     pub(crate) async fn own_method(
         &self,
         shared: &Shared,
@@ -234,69 +312,25 @@ impl Legacy {
         method: &str,
         params: Option<&Value>,
     ) -> Option<Result<Map<String, Value>, ErrorObject>> {
-        let features = &shared.features;
-        let result = match method {
-            "ping" => Ok(Map::new()),
-            "logging/setLevel" if features.logging => {
-                let level = params
-                    .and_then(|p| p.get("level"))
-                    .and_then(Value::as_str)
-                    .and_then(LoggingLevel::parse);
-                match level {
-                    None => Err(ErrorObject::invalid_params(
-                        "\"params.level\" must be one of debug, info, notice, warning, error, \
-                         critical, alert, emergency",
-                    )),
-                    Some(level) => {
-                        let mut record = record.clone();
-                        record.log_level = Some(level);
-                        self.save(record).await
-                    }
-                }
-            }
-            "resources/subscribe" | "resources/unsubscribe" if features.resources_subscribe => {
-                match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
-                    None => Err(ErrorObject::invalid_params(
-                        "\"params.uri\" is required and must be a string",
-                    )),
-                    Some(uri) => {
-                        let mut record = record.clone();
-                        let subscribe = method == "resources/subscribe";
-                        if subscribe
-                            && !record.subscriptions.contains(uri)
-                            && record.subscriptions.len() >= self.config.max_subscriptions
-                        {
-                            return Some(Err(ErrorObject::invalid_params(format!(
-                                "\"params.uri\": the session already subscribes to its maximum of {} URIs",
-                                self.config.max_subscriptions
-                            ))));
-                        }
-                        if subscribe {
-                            record.subscriptions.insert(uri.to_owned());
-                        } else {
-                            record.subscriptions.remove(uri);
-                        }
-                        live.set_subscriptions(record.subscriptions.iter().cloned().collect());
-                        self.save(record).await
-                    }
-                }
-            }
-            // The methods of 2026-07-28 only, and the ones above when not advertised.
-            "server/discover"
-            | "subscriptions/listen"
-            | "logging/setLevel"
-            | "resources/subscribe"
-            | "resources/unsubscribe" => Err(ErrorObject::method_not_found(method)),
-            _ => return None,
-        };
-        Some(result)
+        let mut changed = record.clone();
+        let result = session_method(
+            shared,
+            self.config.max_subscriptions,
+            &mut changed,
+            live,
+            method,
+            params,
+        )?;
+        Some(match result {
+            Ok(map) if changed != *record => self.save(changed).await.map(|()| map),
+            other => other,
+        })
     }
 
-    async fn save(&self, record: SessionRecord) -> Result<Map<String, Value>, ErrorObject> {
+    async fn save(&self, record: SessionRecord) -> Result<(), ErrorObject> {
         self.store
             .put(record)
             .await
-            .map(|()| Map::new())
             .map_err(|e| Refusal::store(e).error)
     }
 }

@@ -13,13 +13,14 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt as _;
 use http::{Method, Response, StatusCode};
-use serde_json::{Map, Value};
-use smcp_bus::{Change, Interest, Subscription};
+use smcp_bus::Subscription;
 use smcp_proto::error::ErrorObject;
 use tokio::sync::{mpsc, watch};
 
 use super::{Head, refusal, sse_event};
-use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, parse_event_id};
+use crate::core::legacy::{
+    Legacy, Live, Refusal, RefusalKind, change_notification, parse_event_id, subscribe,
+};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::sse_response;
@@ -124,40 +125,6 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
     sse_response(McpBody::stream(first, rx, None))
 }
 
-/// What the session's standalone stream is interested in now.
-fn interest(shared: &Shared, uris: &[String]) -> Interest {
-    let f = &shared.features;
-    Interest {
-        tools_list_changed: f.tools_list_changed,
-        prompts_list_changed: f.prompts_list_changed,
-        resources_list_changed: f.resources_list_changed,
-        resource_uris: if f.resources_subscribe {
-            uris.to_vec()
-        } else {
-            Vec::new()
-        },
-        topics: Vec::new(),
-    }
-}
-
-/// The notification a change becomes on the stream (`None` for what the earlier revisions
-/// do not define).
-fn notification(change: &Change) -> Option<Vec<u8>> {
-    let mut message = Map::new();
-    message.insert("jsonrpc".to_owned(), Value::from("2.0"));
-    message.insert("method".to_owned(), Value::from(change.method()));
-    match change {
-        Change::ResourceUpdated { uri } => {
-            let mut params = Map::new();
-            params.insert("uri".to_owned(), Value::from(&**uri));
-            message.insert("params".to_owned(), Value::Object(params));
-        }
-        Change::Topic(_) => return None,
-        _ => {}
-    }
-    serde_json::to_vec(&message).ok()
-}
-
 /// Feeds the standalone stream from the change bus until the client goes or the session
 /// ends; re-subscribes when the session's resource subscriptions change.
 async fn pump(
@@ -192,7 +159,7 @@ async fn pump(
                 }
                 change = next => match change {
                     Some(change) => {
-                        if let Some(json) = notification(&change) {
+                        if let Some(json) = change_notification(&change) {
                             live.emit(stream, &json).await;
                         }
                     }
@@ -203,22 +170,6 @@ async fn pump(
     }
     live.close_standalone(stream);
     live.close_stream(stream);
-}
-
-/// A change bus subscription for the session's standalone stream (`None` when it wants
-/// nothing, or the bus refused).
-fn subscribe(shared: &Shared, uris: &[String]) -> Option<Subscription> {
-    let wanted = interest(shared, uris);
-    if wanted.is_empty() {
-        return None;
-    }
-    match shared.bus.subscribe(wanted, shared.listen.buffer.max(1)) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            tracing::warn!(error = %e, "legacy stream: change bus subscription failed");
-            None
-        }
-    }
 }
 
 /// GET or DELETE of a legacy session.

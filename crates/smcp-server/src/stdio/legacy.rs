@@ -1,0 +1,366 @@
+//! The earlier revisions (2025-11-25, 2025-06-18, 2025-03-26) over a stream connection
+//! (feature `legacy`). Over stdio the connection is the session: no session id, no store
+//! entry; the record lives as long as the connection.
+//!
+//! The first request of a connection decides its era: an `initialize` without a 2026-07-28
+//! `_meta` makes it a legacy session (when the server serves the earlier revisions); any
+//! other request makes it a 2026-07-28 connection for good, where a later `initialize` is
+//! answered −32022 as before. On a legacy connection: `initialize` again, and a request other
+//! than `ping` before `notifications/initialized`, are −32600; a request with 2026-07-28
+//! `_meta` members is −32602 (the same codes as over HTTP). A handler's `input.ask(..)`
+//! becomes a server-to-client request on the output, with a server-issued id (`smcp-<n>`):
+//! the client's response to it, read from the input, is routed to the waiting round; a
+//! response to an id the server is not waiting for is logged and dropped (JSON-RPC answers
+//! no response). Change notifications start once the client sent
+//! `notifications/initialized`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use serde_json::{Map, Value};
+use smcp_bus::Subscription;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::{ClientRequest, Incoming, IncomingRequest, Message, ParseError};
+use smcp_proto::messages::method;
+use smcp_proto::meta;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::NEWLINE;
+use super::connection::Connection;
+use crate::core::legacy::{
+    Exchange, Legacy, Live, SessionRecord, change_notification, initialize_result, legacy_bytes,
+    new_record, refusal_bytes, result_bytes, session_method, subscribe,
+};
+use crate::core::reply::error_bytes;
+use crate::core::server::Shared;
+
+/// Which era a connection speaks.
+pub(super) enum Era {
+    /// No request read yet.
+    Undecided,
+    /// 2026-07-28, for the rest of the connection.
+    Modern,
+    /// A legacy session.
+    Legacy(Box<Session>),
+}
+
+/// The legacy session a connection is.
+pub(super) struct Session {
+    legacy: Arc<Legacy>,
+    record: SessionRecord,
+    live: Arc<Live>,
+}
+
+/// Events on a stream connection are lines.
+fn line_frame(_id: &str, json: &[u8]) -> Bytes {
+    NEWLINE.frame(json)
+}
+
+/// Takes the line when it belongs to the earlier revisions (answering it); otherwise hands
+/// the parsed message back for the 2026-07-28 path.
+pub(super) fn route<'a>(
+    conn: &mut Connection,
+    parsed: Result<Incoming<'a>, ParseError>,
+    line: &Bytes,
+    tasks: &mut JoinSet<()>,
+) -> Option<Result<Incoming<'a>, ParseError>> {
+    match conn.era {
+        Era::Modern => return Some(parsed),
+        Era::Legacy(_) => {
+            serve(conn, parsed, line, tasks);
+            return None;
+        }
+        Era::Undecided => {}
+    }
+    let Ok(Incoming::Request(request)) = &parsed else {
+        return Some(parsed);
+    };
+    let legacy = match &conn.shared.legacy {
+        Some(legacy) if request.method == "initialize" && request.meta.is_none() => legacy.clone(),
+        _ => {
+            conn.era = Era::Modern;
+            return Some(parsed);
+        }
+    };
+    let Ok(Incoming::Request(request)) = parsed else {
+        return None;
+    };
+    let principal = conn.options.principal.as_ref().map(|p| p.0.clone());
+    match new_record(params(&request).as_ref(), principal) {
+        Ok(record) => {
+            let live = Arc::new(Live::new(
+                record.id.clone(),
+                line_frame,
+                0,
+                legacy.config.max_pending,
+                Vec::new(),
+            ));
+            tracing::debug!(version = %record.protocol_version, "stdio connection: legacy session");
+            let result = initialize_result(&conn.shared, &record.protocol_version);
+            conn.era = Era::Legacy(Box::new(Session {
+                legacy,
+                record,
+                live,
+            }));
+            conn.send(result_bytes(request.id, result));
+        }
+        // A refused initialize decides nothing: the client may send a correct one.
+        Err(refusal) => conn.send(refusal_bytes(Some(request.id), refusal.error)),
+    }
+    None
+}
+
+/// `params` of a method the core does not model, as JSON.
+fn params(request: &IncomingRequest<'_>) -> Option<Value> {
+    match &request.params {
+        Ok(ClientRequest::Other(map)) => Some(Value::Object(map.clone())),
+        _ => None,
+    }
+}
+
+/// One message on a legacy connection.
+fn serve(
+    conn: &mut Connection,
+    parsed: Result<Incoming<'_>, ParseError>,
+    line: &Bytes,
+    tasks: &mut JoinSet<()>,
+) {
+    match parsed {
+        Err(e) => {
+            tracing::debug!(error = %e, "unreadable message");
+            conn.send(error_bytes(e.id().cloned(), e.to_error_object()));
+        }
+        Ok(Incoming::Notification(n)) => notification(conn, &n.method, n.params.as_ref(), tasks),
+        Ok(Incoming::Response(_)) => response(conn, line),
+        Ok(Incoming::Request(request)) => session_request(conn, request, line, tasks),
+    }
+}
+
+fn session(conn: &mut Connection) -> Option<&mut Session> {
+    match &mut conn.era {
+        Era::Legacy(session) => Some(session),
+        _ => None,
+    }
+}
+
+fn notification(
+    conn: &mut Connection,
+    name: &str,
+    params: Option<&Value>,
+    tasks: &mut JoinSet<()>,
+) {
+    match name {
+        "notifications/initialized" => {
+            let shared = conn.shared.clone();
+            let out = conn.out.clone();
+            let closing = conn.closing.clone();
+            let Some(session) = session(conn) else { return };
+            if session.record.initialized {
+                return;
+            }
+            session.record.initialized = true;
+            let live = session.live.clone();
+            let uris = live.subscriptions();
+            // Subscribed now: a change published from here on is sent.
+            let first = subscribe(&shared, &uris.borrow());
+            tasks.spawn(changes(shared, live, out, closing, uris, first));
+        }
+        method::CANCELLED => {
+            let id = params
+                .and_then(|p| p.get("requestId"))
+                .and_then(smcp_proto::jsonrpc::RequestId::from_value);
+            match id {
+                Some(id) => {
+                    let found = conn.running.cancel(&id);
+                    tracing::debug!(%id, found, "cancellation");
+                }
+                None => tracing::debug!("notifications/cancelled without a valid requestId"),
+            }
+        }
+        other => tracing::debug!(method = %other, "notification ignored"),
+    }
+}
+
+/// The client's response to a server-to-client request: to the round waiting for it, or
+/// logged and dropped.
+fn response(conn: &mut Connection, line: &Bytes) {
+    let Some(session) = session(conn) else { return };
+    let (id, answer) = match Message::from_slice(line) {
+        Ok(Message::Result(r)) => (Some(r.id), Ok(r.result)),
+        Ok(Message::Error(e)) => (e.id, Err(e.error)),
+        _ => (None, Ok(Value::Null)),
+    };
+    match id {
+        Some(id) if session.live.answer(&id, answer) => {}
+        Some(id) => tracing::debug!(%id, "response to no request waiting; dropped"),
+        None => tracing::debug!("response without an id; dropped"),
+    }
+}
+
+fn session_request(
+    conn: &mut Connection,
+    request: IncomingRequest<'_>,
+    line: &Bytes,
+    tasks: &mut JoinSet<()>,
+) {
+    let span = tracing::debug_span!("mcp.request", method = %request.method, id = %request.id);
+    let id = request.id.clone();
+    let refuse = |conn: &mut Connection, error: ErrorObject| {
+        span.in_scope(|| tracing::debug!(code = error.code, "refused"));
+        conn.send(refusal_bytes(Some(id.clone()), error));
+    };
+    let shared = conn.shared.clone();
+    let Some(session) = session(conn) else { return };
+    if request.method == "initialize" {
+        return refuse(
+            conn,
+            ErrorObject::invalid_request(
+                "Invalid request: the connection is already initialized; initialize once per \
+                 connection",
+            ),
+        );
+    }
+    if !session.record.initialized && request.method != "ping" {
+        return refuse(
+            conn,
+            ErrorObject::invalid_request(
+                "Invalid request: the session is not initialized yet; send \
+                 notifications/initialized first",
+            ),
+        );
+    }
+    let meta: Map<String, Value> = match request.meta.as_deref() {
+        None => Map::new(),
+        Some(raw) => match serde_json::from_str(raw.get()) {
+            Ok(meta) => meta,
+            Err(_) => {
+                return refuse(
+                    conn,
+                    ErrorObject::invalid_params("\"params._meta\" must be an object"),
+                );
+            }
+        },
+    };
+    if meta.contains_key(meta::PROTOCOL_VERSION) || meta.contains_key(meta::CLIENT_CAPABILITIES) {
+        let version = session.record.protocol_version.clone();
+        return refuse(
+            conn,
+            ErrorObject::invalid_params(format!(
+                "\"params._meta\" carries 2026-07-28 members ({:?}, {:?}) on a connection of \
+                 {version}: a connection speaks one revision",
+                meta::PROTOCOL_VERSION,
+                meta::CLIENT_CAPABILITIES,
+            )),
+        );
+    }
+    let max_subscriptions = session.legacy.config.max_subscriptions;
+    let own = session_method(
+        &shared,
+        max_subscriptions,
+        &mut session.record,
+        &session.live,
+        &request.method,
+        params(&request).as_ref(),
+    );
+    if let Some(result) = own {
+        let bytes = match result {
+            Ok(map) => result_bytes(id, map),
+            Err(error) => legacy_bytes(&shared, &id, Err(error)),
+        };
+        return conn.send(bytes);
+    }
+    let exchange_parts = (
+        session.legacy.clone(),
+        session.live.clone(),
+        session.record.clone(),
+    );
+    if let Err(error) = conn.running.admit(&id, false, &conn.options) {
+        return refuse(conn, error);
+    }
+    let (legacy, live, record) = exchange_parts;
+    let cancel = CancellationToken::new();
+    let registration = conn.running.register(id.clone(), cancel.clone(), false);
+    let stream = live.open_stream(conn.out.clone());
+    let exchange = Exchange {
+        shared: shared.clone(),
+        legacy,
+        live: live.clone(),
+        record,
+        id,
+        method: request.method.into_owned(),
+        body: line.clone(),
+        meta,
+        principal: conn.options.principal.clone(),
+        cancel,
+        stream: Some(stream),
+    };
+    let out = conn.out.clone();
+    tasks.spawn(
+        async move {
+            let answer = exchange.run().await;
+            live.close_stream(stream);
+            // Out of the table before the response is written: the client may reuse the id
+            // as soon as it has read it.
+            drop(registration);
+            match answer {
+                Some(bytes) => {
+                    let _ = out.send(NEWLINE.frame(&bytes)).await;
+                }
+                None => tracing::debug!("cancelled request; no response"),
+            }
+        }
+        .instrument(span.clone()),
+    );
+}
+
+/// The session's change notifications, from the change bus, until the connection closes;
+/// re-subscribed when the session's resource subscriptions change.
+async fn changes(
+    shared: Arc<Shared>,
+    live: Arc<Live>,
+    out: mpsc::Sender<Bytes>,
+    closing: CancellationToken,
+    mut uris: watch::Receiver<Vec<String>>,
+    first: Option<Subscription>,
+) {
+    let mut first = Some(first);
+    'subscribe: loop {
+        let mut changes = match first.take() {
+            Some(changes) => changes,
+            None => subscribe(&shared, &uris.borrow_and_update()),
+        };
+        loop {
+            let next = async {
+                match changes.as_mut() {
+                    Some(s) => s.next().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = closing.cancelled() => break 'subscribe,
+                () = live.ended.cancelled() => break 'subscribe,
+                changed = uris.changed() => {
+                    if changed.is_err() {
+                        break 'subscribe;
+                    }
+                    continue 'subscribe;
+                }
+                change = next => match change {
+                    Some(change) => {
+                        if let Some(json) = change_notification(&change)
+                            && out.send(NEWLINE.frame(&json)).await.is_err()
+                        {
+                            break 'subscribe;
+                        }
+                    }
+                    None => break 'subscribe,
+                },
+            }
+        }
+    }
+    tracing::debug!("legacy change notifications ended");
+}
