@@ -186,9 +186,10 @@ fn stdio_against_the_python_sdk_server() {
     assert!(out.contains("2026-07-28"), "{out}");
 }
 
-/// A one-request stdio server in sh: says hello on stderr, answers the first request with the
-/// value of `$SMCP_X`, then waits for stdin to close.
-const SH_SERVER: &str = r#"echo "hello from the server" >&2; read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x-is-%s","inputSchema":{"type":"object"}}]}}\n' "$SMCP_X"; cat >/dev/null"#;
+/// A scripted 2026-07-28 stdio server in sh: says hello on stderr, answers smcp's era probe
+/// (`server/discover`), then the one request that follows with a tool named after `$SMCP_X`,
+/// then waits for stdin to close.
+const SH_SERVER: &str = r#"echo "hello from the server" >&2; read -r probe; printf '{"jsonrpc":"2.0","id":"smcp-probe","result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}\n'; read -r line; printf '{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"x-is-%s","inputSchema":{"type":"object"}}]}}\n' "$SMCP_X"; cat >/dev/null"#;
 
 #[test]
 fn stdio_environment_stderr_and_a_dying_server() {
