@@ -17,7 +17,6 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::StreamExt as _;
 use serde_json::{Map, Value};
 use smcp_bus::Subscription;
 use smcp_proto::error::ErrorObject;
@@ -32,8 +31,8 @@ use tracing::Instrument as _;
 use super::NEWLINE;
 use super::connection::Connection;
 use crate::core::legacy::{
-    Exchange, Legacy, Live, SessionRecord, change_notification, initialize_result, legacy_bytes,
-    new_record, refusal_bytes, result_bytes, session_method, subscribe,
+    Exchange, Legacy, Live, SessionRecord, follow, initialize_result, legacy_bytes, new_record,
+    refusal_bytes, result_bytes, session_method, subscribe,
 };
 use crate::core::reply::error_bytes;
 use crate::core::server::Shared;
@@ -317,50 +316,19 @@ fn session_request(
     );
 }
 
-/// The session's change notifications, from the change bus, until the connection closes;
-/// re-subscribed when the session's resource subscriptions change.
+/// The session's change notifications, from the change bus, until the connection closes.
 async fn changes(
     shared: Arc<Shared>,
     live: Arc<Live>,
     out: mpsc::Sender<Bytes>,
     closing: CancellationToken,
-    mut uris: watch::Receiver<Vec<String>>,
+    uris: watch::Receiver<Vec<String>>,
     first: Option<Subscription>,
 ) {
-    let mut first = Some(first);
-    'subscribe: loop {
-        let mut changes = match first.take() {
-            Some(changes) => changes,
-            None => subscribe(&shared, &uris.borrow_and_update()),
-        };
-        loop {
-            let next = async {
-                match changes.as_mut() {
-                    Some(s) => s.next().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = closing.cancelled() => break 'subscribe,
-                () = live.ended.cancelled() => break 'subscribe,
-                changed = uris.changed() => {
-                    if changed.is_err() {
-                        break 'subscribe;
-                    }
-                    continue 'subscribe;
-                }
-                change = next => match change {
-                    Some(change) => {
-                        if let Some(json) = change_notification(&change)
-                            && out.send(NEWLINE.frame(&json)).await.is_err()
-                        {
-                            break 'subscribe;
-                        }
-                    }
-                    None => break 'subscribe,
-                },
-            }
-        }
-    }
+    let emit = |json: Vec<u8>| {
+        let out = out.clone();
+        async move { out.send(NEWLINE.frame(&json)).await.is_ok() }
+    };
+    follow(&shared, &live, uris, first, closing.cancelled(), emit).await;
     tracing::debug!("legacy change notifications ended");
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use smcp_proto::error::ErrorObject;
 
-pub(crate) use changes::{change_notification, subscribe};
+pub(crate) use changes::{follow, subscribe};
 pub(crate) use live::{FrameFn, Live, event_id, parse_event_id};
 pub(crate) use rounds::{Exchange, legacy_bytes, refusal_bytes, result_bytes};
 pub(crate) use session::{Refusal, RefusalKind};

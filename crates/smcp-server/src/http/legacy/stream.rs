@@ -11,16 +11,13 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt as _;
 use http::{Method, Response, StatusCode};
 use smcp_bus::Subscription;
 use smcp_proto::error::ErrorObject;
 use tokio::sync::{mpsc, watch};
 
 use super::{Head, refusal, sse_event};
-use crate::core::legacy::{
-    Legacy, Live, Refusal, RefusalKind, change_notification, parse_event_id, subscribe,
-};
+use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, follow, parse_event_id, subscribe};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::sse_response;
@@ -126,48 +123,23 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
 }
 
 /// Feeds the standalone stream from the change bus until the client goes or the session
-/// ends; re-subscribes when the session's resource subscriptions change.
+/// ends.
 async fn pump(
     shared: Arc<Shared>,
     live: Arc<Live>,
     stream: u64,
     tx: mpsc::Sender<Bytes>,
-    mut uris: watch::Receiver<Vec<String>>,
+    uris: watch::Receiver<Vec<String>>,
     first: Option<Subscription>,
 ) {
-    let mut first = Some(first);
-    'subscribe: loop {
-        let mut changes = match first.take() {
-            Some(changes) => changes,
-            None => subscribe(&shared, &uris.borrow_and_update()),
-        };
-        loop {
-            let next = async {
-                match changes.as_mut() {
-                    Some(s) => s.next().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = tx.closed() => break 'subscribe,
-                () = live.ended.cancelled() => break 'subscribe,
-                changed = uris.changed() => {
-                    if changed.is_err() {
-                        break 'subscribe;
-                    }
-                    continue 'subscribe;
-                }
-                change = next => match change {
-                    Some(change) => {
-                        if let Some(json) = change_notification(&change) {
-                            live.emit(stream, &json).await;
-                        }
-                    }
-                    None => break 'subscribe,
-                },
-            }
+    let emit = |json: Vec<u8>| {
+        let live = Arc::clone(&live);
+        async move {
+            live.emit(stream, &json).await;
+            true
         }
-    }
+    };
+    follow(&shared, &live, uris, first, tx.closed(), emit).await;
     live.close_standalone(stream);
     live.close_stream(stream);
 }
