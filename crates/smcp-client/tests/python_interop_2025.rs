@@ -284,6 +284,33 @@ async fn over_stdio_the_discover_probe_falls_back_to_initialize() {
     assert_eq!(info.server_info["name"], "py-legacy-interop");
     let err = client.discover().await.unwrap_err();
     assert!(err.is_unsupported_in_era(), "{err}");
+
+    // list_changed arrives on the child's stdout, through the listen API.
+    let mut sub = client.listen(SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    });
+    let first = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
+    match first {
+        Some(Ok(SubscriptionEvent::Acknowledged(granted))) => {
+            assert_eq!(granted.tools_list_changed, Some(true));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        text(&client.call_tool("touch", json!({})).await.unwrap().content),
+        "touched"
+    );
+    let next = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(next, Some(Ok(SubscriptionEvent::ToolsListChanged))),
+        "{next:?}"
+    );
+    drop(sub);
     client.close().await;
 
     // Pinned: initialize straight away with exactly that version.

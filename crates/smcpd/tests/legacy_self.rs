@@ -3,9 +3,8 @@
 //! a 2026-07-28 client uses) and over stdio (the connection is the session). The same
 //! exchange each time: the tool list, a call with progress, an elicitation the server sends as
 //! `elicitation/create` and the client's `InputHandler` answers, a resource, a prompt, a
-//! list-changed notification through `listen` (over HTTP; the stdio client does not map
-//! `listen` onto a stdio session yet and says so with a typed error), and the session ended on
-//! close. A client that
+//! list-changed notification through `listen` (over HTTP from the session's GET stream, over
+//! stdio from the child's stdout), and the session ended on close. A client that
 //! is not pinned, probing over stdio, finds smcpd to be a 2026-07-28 server.
 
 #![cfg(feature = "legacy")]
@@ -59,9 +58,8 @@ fn text(blocks: &[ContentBlock]) -> String {
     }
 }
 
-/// The exchange every pinned client goes through. `listen`: whether the client maps `listen`
-/// onto the session (over HTTP, the GET stream); over stdio it refuses it with a typed error.
-async fn exchange(builder: ClientBuilder, version: &str, listen: bool) -> Client {
+/// The exchange every pinned client goes through.
+async fn exchange(builder: ClientBuilder, version: &str) -> Client {
     let asked = Confirm::default();
     let client = builder
         .protocol_version(version)
@@ -121,14 +119,6 @@ async fn exchange(builder: ClientBuilder, version: &str, listen: bool) -> Client
     let first = tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await
         .unwrap();
-    if !listen {
-        let Some(Err(e)) = first else {
-            panic!("listen over a stdio session: {first:?}")
-        };
-        assert!(e.is_unsupported_in_era(), "{e}");
-        assert!(e.to_string().contains(version), "{e}");
-        return client;
-    }
     assert!(
         matches!(first, Some(Ok(SubscriptionEvent::Acknowledged(_)))),
         "{first:?}"
@@ -150,7 +140,7 @@ async fn smcp_client_pinned_to_each_earlier_revision_against_smcpd_over_http() {
     let server = Smcpd::start_with(&["--clock-secs", "0"]);
     let url = format!("http://{}/mcp", server.addr);
     for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
-        let client = exchange(Client::builder(&url), version, true).await;
+        let client = exchange(Client::builder(&url), version).await;
         let session = client
             .session_info()
             .await
@@ -178,7 +168,7 @@ async fn smcp_client_pinned_to_each_earlier_revision_against_smcpd_over_http() {
 #[tokio::test(flavor = "multi_thread")]
 async fn smcp_client_pinned_to_2025_11_25_against_smcpd_over_stdio() {
     let command = StdioCommand::new(env!("CARGO_BIN_EXE_smcpd")).args(["--stdio"]);
-    let client = exchange(Client::stdio(command), "2025-11-25", false).await;
+    let client = exchange(Client::stdio(command), "2025-11-25").await;
     let info = client.session_info().await.expect("a session");
     assert_eq!(info.session_id, None, "the connection is the session");
     let status = client

@@ -8,11 +8,13 @@
 //!   `DELETE` on close;
 //! * [`stream`]: one request's response (JSON or SSE, resumed with `Last-Event-ID`), and
 //!   `subscriptions/listen` mapped onto the GET stream and `resources/subscribe`;
+//! * [`link`]: what a listen stream needs of the session under it (HTTP or stdio);
 //! * [`sse`]: the 2024-11-05 HTTP+SSE transport (`endpoint` event, responses on the stream).
 //!
 //! [`Client`]: crate::Client
 
 pub(crate) mod era;
+pub(crate) mod link;
 pub(crate) mod session;
 pub(crate) mod sse;
 pub(crate) mod stream;

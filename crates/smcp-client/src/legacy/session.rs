@@ -585,3 +585,25 @@ async fn get_stream(core: std::sync::Weak<Core>, first: reqwest::Response) {
 pub(crate) fn result_message(id: RequestId, result: Value) -> Message {
     Message::Result(ResultResponse { id, result })
 }
+
+impl super::link::SessionLink for Core {
+    fn changes(&self) -> broadcast::Receiver<Notification> {
+        self.changes.subscribe()
+    }
+
+    fn delivers_changes(&self) -> bool {
+        *self.get_open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn capabilities(&self) -> Value {
+        self.current_capabilities()
+    }
+
+    fn call(
+        self: Arc<Self>,
+        method: &'static str,
+        params: Value,
+    ) -> futures_util::future::BoxFuture<'static, Result<Value>> {
+        Box::pin(async move { Core::call(&self, method, params).await })
+    }
+}

@@ -2,7 +2,7 @@
 //! answered inline, resumption with `Last-Event-ID`, `notifications/cancelled` when dropped
 //! early) and `subscriptions/listen` mapped onto the standalone GET stream.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
@@ -14,6 +14,7 @@ use smcp_proto::patterns::mrtr::{InputRequest, InputRequests};
 use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 use tokio::sync::broadcast;
 
+use super::link::SessionLink;
 use super::session::{
     Core, DEFAULT_RETRY, LegacyConfig, MAX_RETRY, MIN_RETRY, is_sse, result_message,
 };
@@ -171,7 +172,7 @@ async fn fulfil_one(
 /// changes when a GET stream is open, resources the server let us subscribe to.
 #[derive(Debug)]
 pub(crate) struct ListenStream {
-    core: Arc<Core>,
+    link: Arc<dyn SessionLink>,
     id: RequestId,
     rx: broadcast::Receiver<Notification>,
     granted: SubscriptionFilter,
@@ -191,10 +192,10 @@ impl Drop for ListenStream {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let core = self.core.clone();
+        let link = Arc::clone(&self.link);
         rt.spawn(async move {
             for uri in uris {
-                if let Err(e) = core
+                if let Err(e) = Arc::clone(&link)
                     .call("resources/unsubscribe", json!({"uri": uri}))
                     .await
                 {
@@ -206,7 +207,7 @@ impl Drop for ListenStream {
 }
 
 impl ListenStream {
-    pub(crate) async fn open(core: Arc<Core>, request: &Request) -> Result<Self> {
+    pub(crate) async fn open(link: Arc<dyn SessionLink>, request: &Request) -> Result<Self> {
         let asked: SubscriptionFilter = request
             .params
             .as_ref()
@@ -215,8 +216,8 @@ impl ListenStream {
             .transpose()
             .map_err(|e| Error::config(format!("bad subscription filter: {e}")))?
             .unwrap_or_default();
-        let rx = core.changes.subscribe();
-        let get_open = *core.get_open.lock().unwrap_or_else(PoisonError::into_inner);
+        let rx = link.changes();
+        let get_open = link.delivers_changes();
         let yes = |asked: Option<bool>| (asked == Some(true) && get_open).then_some(true);
         let mut granted = SubscriptionFilter {
             tools_list_changed: yes(asked.tools_list_changed),
@@ -224,8 +225,8 @@ impl ListenStream {
             resources_list_changed: yes(asked.resources_list_changed),
             ..SubscriptionFilter::default()
         };
-        let can_subscribe = core
-            .current_capabilities()
+        let can_subscribe = link
+            .capabilities()
             .pointer("/resources/subscribe")
             .and_then(Value::as_bool)
             == Some(true);
@@ -235,7 +236,10 @@ impl ListenStream {
         {
             let mut ok = Vec::new();
             for uri in uris {
-                match core.call("resources/subscribe", json!({"uri": uri})).await {
+                match Arc::clone(&link)
+                    .call("resources/subscribe", json!({"uri": uri}))
+                    .await
+                {
                     Ok(_) => ok.push(uri.clone()),
                     Err(e) => tracing::info!(error = %e, %uri, "resources/subscribe refused"),
                 }
@@ -253,7 +257,7 @@ impl ListenStream {
         };
         tag(&mut ack, &request.id);
         Ok(Self {
-            core,
+            link,
             id: request.id.clone(),
             rx,
             granted,

@@ -8,6 +8,8 @@
 //! * a notification carrying `_meta["io.modelcontextprotocol/subscriptionId"]` goes to the
 //!   `subscriptions/listen` request with that id;
 //! * `notifications/progress` goes to the request whose `progressToken` it names;
+//! * an untagged `list_changed` or `notifications/resources/updated` (an older-revision
+//!   session's) goes to the listen streams mapped onto that session;
 //! * `notifications/message` (a log line) has no correlation on stdio: it goes to the
 //!   connection-wide log sink, if one is set, and to every request in flight that asked for log
 //!   messages (a `logLevel` in its `_meta`);
@@ -30,7 +32,7 @@ use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use tokio::io::{AsyncRead, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::LogFn;
 use super::lines::{Line, read_line};
@@ -93,6 +95,9 @@ pub(crate) struct Shared {
     /// Where server-to-client requests go once an older-revision session is up (they are
     /// answered there); before that they are skipped.
     server_requests: std::sync::OnceLock<mpsc::Sender<smcp_proto::jsonrpc::Request>>,
+    /// An older-revision session's change notifications (untagged `list_changed`,
+    /// `resources/updated`), for the listen streams mapped onto it.
+    changes: broadcast::Sender<Notification>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -109,12 +114,18 @@ impl Shared {
             table: Mutex::new(Table::default()),
             log_sink,
             server_requests: std::sync::OnceLock::new(),
+            changes: broadcast::channel(NOTIFICATION_BUFFER).0,
         })
     }
 
     /// Hands server-to-client requests to `tx` from now on (older-revision sessions).
     pub(crate) fn answer_requests_with(&self, tx: mpsc::Sender<smcp_proto::jsonrpc::Request>) {
         let _ = self.server_requests.set(tx);
+    }
+
+    /// The change notifications of an older-revision session, from now on.
+    pub(crate) fn changes(&self) -> broadcast::Receiver<Notification> {
+        self.changes.subscribe()
     }
 
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -310,6 +321,16 @@ impl Shared {
                         Some(Ok(p)) => sink(p),
                         _ => tracing::warn!("malformed notifications/message skipped"),
                     }
+                }
+            }
+            method::TOOLS_LIST_CHANGED
+            | method::PROMPTS_LIST_CHANGED
+            | method::RESOURCES_LIST_CHANGED
+            | method::RESOURCES_UPDATED => {
+                // An older-revision session's changes (a 2026-07-28 server tags its own with
+                // the subscription id, above); no listener: nobody asked.
+                if self.changes.send(n).is_err() {
+                    tracing::debug!("change notification with no listener skipped");
                 }
             }
             other => tracing::debug!(method = %other, "uncorrelated notification skipped"),

@@ -13,6 +13,7 @@
 mod demux;
 mod era;
 mod lines;
+mod link;
 mod process;
 mod stream;
 
@@ -30,6 +31,8 @@ use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Kind, Result};
+use crate::legacy::stream::ListenStream;
+use crate::transport::ResponseStream;
 use demux::{Ended, Shared};
 use process::Control;
 pub(crate) use stream::StdioStream;
@@ -321,20 +324,27 @@ impl StdioTransport {
     }
 
     /// Sends `request` in the server's era (probing it first, once) and returns its stream.
-    pub(crate) async fn send(&self, request: &Request) -> Result<StdioStream> {
+    pub(crate) async fn send(&self, request: &Request) -> Result<ResponseStream> {
         match self.era().await? {
-            era::StdioEra::Modern => self.send_raw(request).await,
+            era::StdioEra::Modern => self.send_raw(request).await.map(ResponseStream::Stdio),
             era::StdioEra::Legacy(info) => {
                 if request.method == smcp_proto::messages::method::SUBSCRIPTIONS_LISTEN {
-                    return Err(Error::new(Kind::NotInEra {
-                        feature: "subscriptions/listen over stdio".to_owned(),
-                        version: info.protocol_version,
-                    }));
+                    // Mapped onto the change notifications the session writes on stdout.
+                    let link = Arc::new(link::StdioLink::new(
+                        Arc::clone(&self.shared),
+                        self.writer.clone(),
+                        info,
+                    ));
+                    return ListenStream::open(link, request)
+                        .await
+                        .map(ResponseStream::Listen);
                 }
                 // A log level asked in `_meta` keeps routing log lines to this call.
                 let wants_log = wants_log(request);
                 let request = crate::legacy::to_session_request(request, &info.protocol_version)?;
-                self.send_routed(&request, wants_log).await
+                self.send_routed(&request, wants_log)
+                    .await
+                    .map(ResponseStream::Stdio)
             }
         }
     }
@@ -346,37 +356,7 @@ impl StdioTransport {
 
     /// [`send_raw`](Self::send_raw), with whether log lines go to this request.
     async fn send_routed(&self, request: &Request, wants_log: bool) -> Result<StdioStream> {
-        let line = encode(request)?;
-        let params_meta = request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object);
-        let progress_token = params_meta
-            .and_then(|m| m.get(meta::PROGRESS_TOKEN))
-            .and_then(RequestId::from_value);
-        let registration = self
-            .shared
-            .register(&request.id, progress_token, wants_log)?;
-        let mut stream = StdioStream::new(
-            request.id.clone(),
-            Arc::clone(&self.shared),
-            self.writer.clone(),
-            registration,
-        );
-        if self.writer.send(line).await.is_err() {
-            return Err(self.gone());
-        }
-        stream.mark_sent();
-        Ok(stream)
-    }
-
-    /// The error for a connection whose writer is gone.
-    fn gone(&self) -> Error {
-        self.shared.ended().map_or_else(
-            || Error::new(Kind::ServerExited { status: None }),
-            Ended::error,
-        )
+        send_on(&self.shared, &self.writer, request, wants_log).await
     }
 
     /// Fails what is in flight, closes stdin and waits for the exit (escalating to SIGTERM
@@ -395,6 +375,41 @@ impl Drop for StdioTransport {
         let _ = self.shared.end(Ended::Closed);
         self.control.close.cancel();
     }
+}
+
+/// Writes `request` as one line on `writer` and returns the stream its messages are routed to
+/// by `shared`; `wants_log`: whether log lines go to this request.
+async fn send_on(
+    shared: &Arc<Shared>,
+    writer: &mpsc::Sender<Vec<u8>>,
+    request: &Request,
+    wants_log: bool,
+) -> Result<StdioStream> {
+    let line = encode(request)?;
+    let params_meta = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object);
+    let progress_token = params_meta
+        .and_then(|m| m.get(meta::PROGRESS_TOKEN))
+        .and_then(RequestId::from_value);
+    let registration = shared.register(&request.id, progress_token, wants_log)?;
+    let mut stream = StdioStream::new(
+        request.id.clone(),
+        Arc::clone(shared),
+        writer.clone(),
+        registration,
+    );
+    if writer.send(line).await.is_err() {
+        // The error for a connection whose writer is gone.
+        return Err(shared.ended().map_or_else(
+            || Error::new(Kind::ServerExited { status: None }),
+            Ended::error,
+        ));
+    }
+    stream.mark_sent();
+    Ok(stream)
 }
 
 /// Whether a request asks for log lines (`_meta` log level).

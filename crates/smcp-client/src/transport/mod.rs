@@ -50,7 +50,7 @@ impl Transport {
     ) -> Result<ResponseStream> {
         match self {
             Self::Http(t) => t.send(request, headers).await,
-            Self::Stdio(t) => t.send(request).await.map(ResponseStream::Stdio),
+            Self::Stdio(t) => t.send(request).await,
         }
     }
 

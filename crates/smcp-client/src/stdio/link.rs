@@ -1,0 +1,80 @@
+//! A stdio session as the connection under a listen stream: the change notifications the
+//! server writes on stdout, the capabilities of its `initialize`, and requests of the
+//! session's own (`resources/subscribe`) on the same child.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+use smcp_proto::jsonrpc::{Notification, Request, RequestId};
+use tokio::sync::{broadcast, mpsc};
+
+use super::demux::Shared;
+use super::send_on;
+use crate::error::Result;
+use crate::legacy::SessionInfo;
+use crate::legacy::link::SessionLink;
+use crate::transport::ResponseStream;
+
+/// Ids of the requests listen streams send themselves, unique in the process.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A stdio session, for one listen stream.
+#[derive(Debug)]
+pub(crate) struct StdioLink {
+    shared: Arc<Shared>,
+    writer: mpsc::Sender<Vec<u8>>,
+    info: SessionInfo,
+}
+
+impl StdioLink {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        writer: mpsc::Sender<Vec<u8>>,
+        info: SessionInfo,
+    ) -> Self {
+        Self {
+            shared,
+            writer,
+            info,
+        }
+    }
+}
+
+impl SessionLink for StdioLink {
+    fn changes(&self) -> broadcast::Receiver<Notification> {
+        self.shared.changes()
+    }
+
+    fn delivers_changes(&self) -> bool {
+        // The server writes them on stdout once initialized; nothing to open.
+        true
+    }
+
+    fn capabilities(&self) -> Value {
+        self.info.capabilities.clone()
+    }
+
+    fn call(
+        self: Arc<Self>,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value>> {
+        Box::pin(async move {
+            let id = RequestId::from(format!(
+                "smcp-listen-{}",
+                NEXT_ID.fetch_add(1, Ordering::Relaxed)
+            ));
+            let request = Request {
+                id: id.clone(),
+                method: method.to_owned(),
+                params: Some(params),
+            };
+            let stream = send_on(&self.shared, &self.writer, &request, false).await?;
+            let mut stream = ResponseStream::Stdio(stream);
+            let mut ignore = |_n: Notification| {};
+            crate::client::read_response(&mut stream, &id, &mut ignore).await
+        })
+    }
+}
