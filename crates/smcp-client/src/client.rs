@@ -114,7 +114,7 @@ impl ClientBuilder {
             tasks: true,
             task_polling: TaskPolling::default(),
             pin: None,
-            probe_era: false,
+            probe_era: true,
             era_hint: None,
         }
     }
@@ -143,17 +143,19 @@ impl ClientBuilder {
     /// "Backward Compatibility"): `server/discover` is sent first; a `DiscoverResult` or a
     /// recognized 2026-07-28 error (−32022, −32021) means a 2026-07-28 server, any other error
     /// or no answer within 10 s an older one, which then gets `initialize` (2025-11-25) and
-    /// a session. Off by default (a stdio client speaks 2026-07-28, or the pinned
-    /// [`protocol_version`](Self::protocol_version)). Over HTTP the era is always detected
-    /// (see [`Era`](crate::Era)), so this changes nothing there.
+    /// a session. On by default (the page's SHOULD for a client that speaks both eras);
+    /// `probe_era(false)` saves the round trip: the client then speaks 2026-07-28 straight
+    /// away. A pinned [`protocol_version`](Self::protocol_version) skips the probe. Over HTTP
+    /// the era is always detected (see [`Era`](crate::Era)), so this changes nothing there.
     ///
     /// # Examples
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), smcp_client::Error> {
     /// use smcp_client::{Client, StdioCommand};
-    /// let client = Client::stdio(StdioCommand::new("some-mcp-server")).probe_era(true).build()?;
-    /// let tools = client.list_tools().await?; // after server/discover (and initialize if needed)
+    /// // A server known to speak 2026-07-28: no server/discover before the first request.
+    /// let client = Client::stdio(StdioCommand::new("some-mcp-server")).probe_era(false).build()?;
+    /// let tools = client.list_tools().await?;
     /// # let _ = tools;
     /// # Ok(()) }
     /// ```

@@ -272,7 +272,6 @@ async fn over_stdio_the_discover_probe_falls_back_to_initialize() {
     // Probed: server/discover is refused with -32602 (not a 2026-07-28 error): initialize.
     let handler = Proceed::default();
     let client = Client::stdio(server())
-        .probe_era(true)
         .input_handler(handler.clone())
         .timeout(Some(Duration::from_secs(30)))
         .build()
@@ -343,7 +342,6 @@ async fn over_stdio_the_probe_keeps_a_2026_server_modern() {
             .arg("--stdio")
             .stderr(ServerStderr::Null),
     )
-    .probe_era(true)
     .build()
     .unwrap();
     let d = client.discover().await.unwrap();

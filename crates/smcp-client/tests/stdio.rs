@@ -123,10 +123,13 @@ async fn out_of_order_responses_reach_their_callers() {
     // The server answered in the reverse order of the requests.
     assert_eq!(*order.lock().unwrap(), ["C", "B", "A"]);
 
-    // Every request went out as one line of JSON with the metadata inline in _meta.
+    // The era probe first, then every request as one line of JSON with the metadata inline
+    // in _meta.
     let lines = recorded(&record);
+    assert_eq!(lines[0]["method"], "server/discover", "{lines:?}");
+    let lines = &lines[1..];
     assert_eq!(lines.len(), 3, "{lines:?}");
-    for l in &lines {
+    for l in lines {
         assert_eq!(l["jsonrpc"], "2.0");
         assert_eq!(
             l["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
@@ -383,6 +386,8 @@ async fn an_mrtr_round_over_stdio() {
         r#"state=state-1 action=accept content={"proceed": true}"#
     );
     let lines = recorded(&record);
+    assert_eq!(lines[0]["method"], "server/discover", "{lines:?}");
+    let lines = &lines[1..];
     assert_eq!(lines.len(), 2);
     assert_ne!(
         lines[0]["id"], lines[1]["id"],
@@ -508,7 +513,8 @@ async fn launch_and_configuration_errors_are_typed() {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(&dir)
         .shutdown_timeout(Duration::from_millis(100));
-    let client = Client::stdio(cmd).build().unwrap();
+    // This one-line server answers only the call: no era probe.
+    let client = Client::stdio(cmd).probe_era(false).build().unwrap();
     let t = call_text(&client, "x", json!({})).await;
     let expected = format!("v1 nohome {}", dir.canonicalize().unwrap().display());
     assert_eq!(t, expected);

@@ -309,10 +309,6 @@ fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result
     }
     if let Some(v) = &cli.protocol_version {
         builder = builder.protocol_version(v);
-    } else if cli.stdio {
-        // A stdio server of an earlier revision is found by probing with server/discover
-        // first (one more round trip; a 2026-07-28 server answers it).
-        builder = builder.probe_era(true);
     }
     if let Some(era) = era_hint {
         builder = builder.era_hint(era);

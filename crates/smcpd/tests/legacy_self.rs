@@ -179,9 +179,9 @@ async fn smcp_client_pinned_to_2025_11_25_against_smcpd_over_stdio() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_probing_stdio_client_finds_smcpd_modern() {
+async fn a_stdio_client_probes_by_default_and_finds_smcpd_modern() {
     let command = StdioCommand::new(env!("CARGO_BIN_EXE_smcpd")).args(["--stdio"]);
-    let client = Client::stdio(command).probe_era(true).build().unwrap();
+    let client = Client::stdio(command).build().unwrap();
     let r = client
         .call_tool("echo", json!({"text": "modern"}))
         .await

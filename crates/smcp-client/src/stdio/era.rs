@@ -1,7 +1,7 @@
-//! Which era a stdio server speaks, when the client asks to find out
-//! ([`ClientBuilder::probe_era`](crate::ClientBuilder::probe_era); otherwise a stdio server is
-//! taken for 2026-07-28, or for the pinned version) (the 2026-07-28 stdio page, "Backward
-//! Compatibility"):
+//! Which era a stdio server speaks, found out before the first request unless the client
+//! is pinned to a version or told not to
+//! ([`ClientBuilder::probe_era`](crate::ClientBuilder::probe_era)) (the 2026-07-28 stdio
+//! page, "Backward Compatibility"):
 //! `server/discover` first, with 2026-07-28 in `_meta`. A `DiscoverResult`, or a recognized
 //! 2026-07-28 error (−32022, −32021), means a modern server; any other error, or no answer
 //! within [`PROBE_TIMEOUT`], means an older one: `initialize`, `notifications/initialized`,
