@@ -214,6 +214,20 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
                 "listed tools without dereferencing $ref"
             );
         }
+        "json-schema-2020-12-preservation" => {
+            // The focal tool's inputSchema goes back verbatim to the echo tool: the suite
+            // compares it with what it served (SEP-1613, SEP-2106 keywords kept).
+            let c = client(url, all())?;
+            let tools = c.list_tools().await?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or_else(|| anyhow::anyhow!("the server listed no json_schema_2020_12_tool"))?;
+            let schema = Value::Object(focal.input_schema.clone());
+            c.call_tool("json_schema_echo", json!({ "schema": schema }))
+                .await?;
+            c.close().await;
+        }
         other => {
             // auth/* needs OAuth (a later issue); anything else gets the generic flow.
             tracing::warn!(scenario = %other, "no dedicated flow; listing and calling tools");
