@@ -6,6 +6,9 @@
 //! smcpd --stdio                 # MCP on stdin/stdout, for a host that launches it
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -89,6 +92,10 @@ struct Args {
     #[cfg(feature = "legacy")]
     #[command(flatten)]
     legacy: LegacyFlags,
+    /// OAuth 2.1 authorization.
+    #[cfg(feature = "auth")]
+    #[command(flatten)]
+    auth: auth::AuthFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -182,6 +189,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "http"
     };
+    #[cfg(feature = "auth")]
+    let auth_on = args.auth.enabled();
+    #[cfg(not(feature = "auth"))]
+    let auth_on = false;
+    smcpd::warn_if_exposed(addr, auth_on);
     #[cfg(feature = "files")]
     let files = file_service(
         &args.files,
@@ -227,6 +239,32 @@ async fn run(args: Args) -> anyhow::Result<()> {
             "file transfer (SEP-2631) is off without TLS: serve TLS (--tls-cert/--tls-key or \
              --tls-self-signed DIR) or pass --insecure-http-files on loopback"
         );
+    }
+    #[cfg(feature = "auth")]
+    let resource = args.auth.public_url.clone().unwrap_or_else(|| url.clone());
+    #[cfg(feature = "auth")]
+    if let Some(auth) = args.auth.layer(&resource).await? {
+        // The endpoint behind the layer; the metadata document and (SEP-2631) the data
+        // plane, whose descriptors are capabilities of their own, beside it.
+        let mut app = axum::Router::new()
+            .route_service("/mcp", tower::Layer::layer(&auth, server.service()))
+            .merge(auth.metadata_router());
+        #[cfg(feature = "files")]
+        if let Some(files) = &files {
+            app = app.fallback_service(files.router());
+        }
+        let outcome = smcp_server::serve(
+            listener,
+            app,
+            ServeOptions {
+                tls: tls_config,
+                ..args.deadlines.serve_options(args.max_connections)
+            },
+            shutdown_signal(),
+        )
+        .await?;
+        server.shutdown();
+        return drained(outcome);
     }
     let endpoint = server.endpoint("/mcp");
     // The SEP-2631 data plane (uploads and downloads) on the other paths.
