@@ -503,3 +503,95 @@ fn discovery_needs_https_except_on_loopback() {
         .unwrap_err();
     assert!(refused.0.contains("audience"), "{refused}");
 }
+
+#[tokio::test]
+async fn request_state_is_bound_to_the_token_subject() {
+    let key = SigningKey::generate("k1");
+    let verifier = JwtVerifier::from_jwks("https://as.example", auth_support::jwks(&[&key]))
+        .audience(RESOURCE)
+        .build()
+        .unwrap();
+    let auth =
+        AuthLayer::builder(verifier, ProtectedResourceMetadata::new(RESOURCE).unwrap()).build();
+    let confirmed = Arc::new(AtomicUsize::new(0));
+    let counter = confirmed.clone();
+    let app = Server::builder("mrtr-auth", "1.0.0")
+        .tool(tool("confirm").handler(move |call| {
+            let counter = counter.clone();
+            async move {
+                call.input.ask(mrtr::elicit_form(
+                    "ok",
+                    "Sure?",
+                    json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+                ))?;
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, HandlerError>(CallToolResult::text("confirmed"))
+            }
+        }))
+        .build()
+        .unwrap()
+        .router("/mcp")
+        .layer(auth);
+    let alice = format!(
+        "Bearer {}",
+        key.sign(&claims("alice", "https://as.example", RESOURCE, ""))
+    );
+    let bob = format!(
+        "Bearer {}",
+        key.sign(&claims("bob", "https://as.example", RESOURCE, ""))
+    );
+    let with_elicitation = |mut request: Request<axum::body::Body>, extra: Value| {
+        let (parts, _) = request.into_parts();
+        let mut body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "confirm", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        }}});
+        for (k, v) in extra.as_object().unwrap() {
+            body["params"][k] = v.clone();
+        }
+        request = Request::from_parts(parts, axum::body::Body::from(body.to_string()));
+        request
+    };
+    let first = send(
+        &app,
+        with_elicitation(rpc("tools/call", Some("confirm"), Some(&alice)), json!({})),
+    )
+    .await;
+    assert_eq!(
+        first.body["result"]["resultType"], "input_required",
+        "{:?}",
+        first.body
+    );
+    let retry = json!({
+        "inputResponses": {"ok": {"action": "accept", "content": {"ok": true}}},
+        "requestState": first.body["result"]["requestState"],
+    });
+    let stolen = send(
+        &app,
+        with_elicitation(
+            rpc("tools/call", Some("confirm"), Some(&bob)),
+            retry.clone(),
+        ),
+    )
+    .await;
+    assert_eq!(stolen.body["error"]["code"], -32602, "{:?}", stolen.body);
+    assert_eq!(stolen.body["error"]["data"]["reason"], "wrongPrincipal");
+    assert_eq!(
+        confirmed.load(Ordering::SeqCst),
+        0,
+        "the handler finished for the wrong principal"
+    );
+    let own = send(
+        &app,
+        with_elicitation(rpc("tools/call", Some("confirm"), Some(&alice)), retry),
+    )
+    .await;
+    assert_eq!(
+        own.body["result"]["content"][0]["text"], "confirmed",
+        "{:?}",
+        own.body
+    );
+    assert_eq!(confirmed.load(Ordering::SeqCst), 1);
+}
