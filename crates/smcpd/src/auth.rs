@@ -32,6 +32,15 @@ pub(crate) struct AuthFlags {
     /// client secret comes from SMCPD_AUTH_CLIENT_SECRET (never a flag).
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     auth_introspection_url: Option<String>,
+    /// Verify JWTs with the keys of this JWKS file instead of fetching the authorization
+    /// server's (fixed keys: benchmarks, air-gapped tests).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "auth_issuer",
+        conflicts_with = "auth_introspection_url"
+    )]
+    auth_jwks: Option<std::path::PathBuf>,
     /// The client id smcpd authenticates to the introspection endpoint with.
     #[arg(
         long,
@@ -86,7 +95,17 @@ impl AuthFlags {
                 Arc::new(builder.build().context("--auth-introspection-url")?)
             }
             None => {
-                let mut builder = JwtVerifier::builder(issuer);
+                let mut builder = match &self.auth_jwks {
+                    Some(path) => {
+                        let text = std::fs::read(path)
+                            .with_context(|| format!("--auth-jwks {}", path.display()))?;
+                        let set = serde_json::from_slice(&text).with_context(|| {
+                            format!("--auth-jwks {}: not a JWKS", path.display())
+                        })?;
+                        JwtVerifier::from_jwks(issuer, set)
+                    }
+                    None => JwtVerifier::builder(issuer),
+                };
                 for audience in &audiences {
                     builder = builder.audience(audience);
                 }
