@@ -595,3 +595,84 @@ async fn request_state_is_bound_to_the_token_subject() {
     );
     assert_eq!(confirmed.load(Ordering::SeqCst), 1);
 }
+
+fn legacy(body: &Value, bearer: &str, session: Option<&str>) -> Request<axum::body::Body> {
+    let mut request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", bearer);
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    request
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_bound_to_the_token_that_opened_it() {
+    let f = fixture().await;
+    let alice = format!(
+        "Bearer {}",
+        f.key.sign(&claims("alice", &f.as_.issuer, RESOURCE, "mcp"))
+    );
+    let bob = format!(
+        "Bearer {}",
+        f.key.sign(&claims("bob", &f.as_.issuer, RESOURCE, "mcp"))
+    );
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}}});
+    // No token: refused before the session layer.
+    let mut anonymous = legacy(&initialize, "x", None);
+    anonymous.headers_mut().remove("authorization");
+    assert_eq!(
+        send(&f.app, anonymous).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+
+    let response = f
+        .app
+        .clone()
+        .oneshot(legacy(&initialize, &alice, None))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let stolen = send(&f.app, legacy(&initialized, &bob, Some(&session))).await;
+    assert_eq!(stolen.status, StatusCode::NOT_FOUND);
+    let done = send(&f.app, legacy(&initialized, &alice, Some(&session))).await;
+    assert_eq!(done.status, StatusCode::ACCEPTED);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let stolen = send(&f.app, legacy(&call, &bob, Some(&session))).await;
+    assert_eq!(stolen.status, StatusCode::NOT_FOUND, "{:?}", stolen.body);
+    assert_eq!(
+        f.runs.load(Ordering::SeqCst),
+        0,
+        "a handler ran for another principal"
+    );
+    let own = send(&f.app, legacy(&call, &alice, Some(&session))).await;
+    assert_eq!(own.status, StatusCode::OK, "{:?}", own.body);
+    assert_eq!(own.body["result"]["content"][0]["text"], "alice");
+
+    // A tool scope on the session: refused in dispatch, before the handler.
+    let wipe = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "wipe", "arguments": {}}});
+    let refused = send(&f.app, legacy(&wipe, &alice, Some(&session))).await;
+    assert_eq!(
+        refused.body["error"]["code"],
+        smcp_server::auth::INSUFFICIENT_SCOPE,
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(refused.body["error"]["data"]["scope"], "mcp admin");
+    assert_eq!(f.runs.load(Ordering::SeqCst), 1);
+}
