@@ -676,3 +676,36 @@ async fn a_legacy_session_is_bound_to_the_token_that_opened_it() {
     assert_eq!(refused.body["error"]["data"]["scope"], "mcp admin");
     assert_eq!(f.runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn an_unreachable_authorization_server_is_503_not_401() {
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let issuer = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let verifier = JwtVerifier::builder(&issuer)
+        .audience(RESOURCE)
+        .fetch_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let auth =
+        AuthLayer::builder(verifier, ProtectedResourceMetadata::new(RESOURCE).unwrap()).build();
+    let app = server(&runs).router("/mcp").layer(auth);
+    let key = SigningKey::generate("k1");
+    let bearer = format!(
+        "Bearer {}",
+        key.sign(&claims("alice", &issuer, RESOURCE, "mcp"))
+    );
+    for _ in 0..2 {
+        let answer = send(&app, rpc("tools/call", Some("whoami"), Some(&bearer))).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{:?}",
+            answer.body
+        );
+        assert_eq!(answer.challenge, None);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

@@ -196,6 +196,13 @@ impl JwtVerifier {
         if keys.find(kid).is_none() && self.refetch(false).await? {
             keys = self.keys();
         }
+        if keys.is_empty() {
+            // Nothing fetched yet (the last attempt failed and the next is rate-limited): the
+            // server's fault, not the token's.
+            return Err(TokenError::Unavailable(
+                "the authorization server's keys are not available yet".to_owned(),
+            ));
+        }
         let key = keys.find(kid).ok_or(TokenError::UnknownKey)?;
         if !key.algorithms.contains(&header.alg) {
             return Err(TokenError::Algorithm(format!(
