@@ -709,3 +709,54 @@ async fn an_unreachable_authorization_server_is_503_not_401() {
     }
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn protect_only_leaves_other_paths_open() {
+    let key = SigningKey::generate("k1");
+    let verifier = JwtVerifier::from_jwks("https://as.example", auth_support::jwks(&[&key]))
+        .audience(RESOURCE)
+        .build()
+        .unwrap();
+    let auth = AuthLayer::builder(verifier, ProtectedResourceMetadata::new(RESOURCE).unwrap())
+        .protect_only("/mcp")
+        .build();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let endpoint = server(&runs)
+        .endpoint("/mcp")
+        .fallback(axum::Router::new().route(
+            "/download/{token}",
+            axum::routing::get(|| async { "bytes" }),
+        ));
+    let service = tower::Layer::layer(&auth, endpoint);
+    let open = Request::get("/download/abc")
+        .header("host", "localhost")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = service.clone().oneshot(open).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let refused = service
+        .clone()
+        .oneshot(rpc("tools/call", Some("whoami"), None))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let metadata = Request::get("/.well-known/oauth-protected-resource/mcp")
+        .header("host", "localhost")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    assert_eq!(
+        service.clone().oneshot(metadata).await.unwrap().status(),
+        StatusCode::OK
+    );
+    let token = key.sign(&claims("alice", "https://as.example", RESOURCE, ""));
+    let ok = service
+        .oneshot(rpc(
+            "tools/call",
+            Some("whoami"),
+            Some(&format!("Bearer {token}")),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

@@ -138,6 +138,7 @@ impl AuthFlags {
         Ok(Some(
             AuthLayer::builder_arc(verifier, metadata)
                 .scopes(policy.build())
+                .protect_only("/mcp")
                 .build(),
         ))
     }

@@ -222,6 +222,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     let url = format!("{scheme}://{addr}/mcp");
+    #[cfg(feature = "auth")]
+    let auth = {
+        let resource = args.auth.public_url.clone().unwrap_or_else(|| url.clone());
+        args.auth.layer(&resource).await?
+    };
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {url}");
@@ -240,32 +245,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
              --tls-self-signed DIR) or pass --insecure-http-files on loopback"
         );
     }
-    #[cfg(feature = "auth")]
-    let resource = args.auth.public_url.clone().unwrap_or_else(|| url.clone());
-    #[cfg(feature = "auth")]
-    if let Some(auth) = args.auth.layer(&resource).await? {
-        // The endpoint behind the layer; the metadata document and (SEP-2631) the data
-        // plane, whose descriptors are capabilities of their own, beside it.
-        let mut app = axum::Router::new()
-            .route_service("/mcp", tower::Layer::layer(&auth, server.service()))
-            .merge(auth.metadata_router());
-        #[cfg(feature = "files")]
-        if let Some(files) = &files {
-            app = app.fallback_service(files.router());
-        }
-        let outcome = smcp_server::serve(
-            listener,
-            app,
-            ServeOptions {
-                tls: tls_config,
-                ..args.deadlines.serve_options(args.max_connections)
-            },
-            shutdown_signal(),
-        )
-        .await?;
-        server.shutdown();
-        return drained(outcome);
-    }
     let endpoint = server.endpoint("/mcp");
     // The SEP-2631 data plane (uploads and downloads) on the other paths.
     #[cfg(feature = "files")]
@@ -273,16 +252,23 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Some(files) => endpoint.fallback(files.router()),
         None => endpoint,
     };
-    let outcome = smcp_server::serve(
-        listener,
-        endpoint,
-        ServeOptions {
-            tls: tls_config,
-            ..args.deadlines.serve_options(args.max_connections)
-        },
-        shutdown_signal(),
-    )
-    .await?;
+    let options = ServeOptions {
+        tls: tls_config,
+        ..args.deadlines.serve_options(args.max_connections)
+    };
+    // With --auth-issuer, the endpoint behind the layer, which also answers the metadata
+    // document; the data plane, whose URLs are signed capabilities of their own, passes
+    // through.
+    #[cfg(feature = "auth")]
+    let outcome = match auth {
+        Some(auth) => {
+            let app = tower::Layer::layer(&auth, endpoint);
+            smcp_server::serve(listener, app, options, shutdown_signal()).await?
+        }
+        None => smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?,
+    };
+    #[cfg(not(feature = "auth"))]
+    let outcome = smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?;
     server.shutdown();
     drained(outcome)
 }

@@ -143,7 +143,8 @@ async fn post(url: &str, bearer: Option<&str>) -> reqwest::Response {
     request.send().await.unwrap()
 }
 
-#[tokio::test]
+// Multi-threaded: the test authorization server answers while this thread waits for smcpd.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_issuer_protects_the_endpoint() {
     let key = key();
     let issuer = authorization_server(key.jwk.clone()).await;

@@ -2,8 +2,37 @@
 //! token already seen costs one map lookup.
 
 use std::collections::HashMap;
+use std::collections::hash_map::{DefaultHasher, RandomState};
+use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
+
+/// Hashes only the length and the last 32 bytes of each write: a token's tail is its
+/// signature (or, for an opaque token, random), so this spreads as well as hashing it all at a
+/// fraction of the cost. Equality still compares the whole token.
+#[derive(Debug, Clone, Default)]
+struct TailState(RandomState);
+
+impl BuildHasher for TailState {
+    type Hasher = TailHasher;
+
+    fn build_hasher(&self) -> TailHasher {
+        TailHasher(self.0.build_hasher())
+    }
+}
+
+struct TailHasher(DefaultHasher);
+
+impl Hasher for TailHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write_usize(bytes.len());
+        self.0.write(&bytes[bytes.len().saturating_sub(32)..]);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+}
 
 /// A cached value and when it stops being valid.
 type Entry<V> = (Instant, Arc<V>);
@@ -11,7 +40,7 @@ type Entry<V> = (Instant, Arc<V>);
 /// A bounded map from token to what it was validated as.
 #[derive(Debug)]
 pub(crate) struct TokenCache<V> {
-    map: RwLock<HashMap<Box<str>, Entry<V>>>,
+    map: RwLock<HashMap<Box<str>, Entry<V>, TailState>>,
     max_entries: usize,
     max_ttl: Duration,
 }
@@ -19,7 +48,7 @@ pub(crate) struct TokenCache<V> {
 impl<V> TokenCache<V> {
     pub(crate) fn new(max_entries: usize, max_ttl: Duration) -> Self {
         Self {
-            map: RwLock::new(HashMap::new()),
+            map: RwLock::new(HashMap::default()),
             max_entries,
             max_ttl,
         }
@@ -96,6 +125,18 @@ mod tests {
             assert!(cache.len() <= 3);
         }
         assert_eq!(cache.get("t9", now).as_deref(), Some(&9));
+    }
+
+    #[test]
+    fn tokens_sharing_a_tail_are_still_told_apart() {
+        let cache = TokenCache::new(10, Duration::from_secs(60));
+        let now = Instant::now();
+        let tail = "x".repeat(40);
+        cache.insert(&format!("a{tail}"), Arc::new(1), None, now);
+        cache.insert(&format!("b{tail}"), Arc::new(2), None, now);
+        assert_eq!(cache.get(&format!("a{tail}"), now).as_deref(), Some(&1));
+        assert_eq!(cache.get(&format!("b{tail}"), now).as_deref(), Some(&2));
+        assert_eq!(cache.get(&format!("c{tail}"), now), None);
     }
 
     #[test]

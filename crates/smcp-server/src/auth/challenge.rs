@@ -1,9 +1,10 @@
 //! The `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3, RFC 9728 §5.1) and the
 //! responses that carry them.
 
-use axum::body::Body;
+use bytes::Bytes;
 use http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderValue, Response, StatusCode};
+use http_body_util::Full;
 use serde_json::json;
 
 use crate::core::access::INSUFFICIENT_SCOPE;
@@ -75,13 +76,13 @@ pub(crate) fn refusal(
     code: i64,
     message: &str,
     data: Option<serde_json::Value>,
-) -> Response<Body> {
+) -> Response<Full<Bytes>> {
     let mut error = json!({ "code": code, "message": message });
     if let Some(data) = data {
         error["data"] = data;
     }
     let body = json!({ "jsonrpc": "2.0", "id": null, "error": error });
-    let mut response = Response::new(Body::from(body.to_string()));
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
     *response.status_mut() = status;
     response
         .headers_mut()
@@ -93,7 +94,7 @@ pub(crate) fn refusal(
 }
 
 /// The `403` for `scope`.
-pub(crate) fn forbidden(metadata_url: &str, scope: &str) -> Response<Body> {
+pub(crate) fn forbidden(metadata_url: &str, scope: &str) -> Response<Full<Bytes>> {
     refusal(
         StatusCode::FORBIDDEN,
         Some(&insufficient_scope(metadata_url, scope)),

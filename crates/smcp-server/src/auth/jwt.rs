@@ -22,7 +22,8 @@ use super::verifier::{TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
 /// `/.well-known/oauth-authorization-server`, then OpenID Connect discovery, with the
 /// path-insertion variants) names `jwks_uri`; the JWKS is fetched on first use, cached, and
 /// fetched again when a token names an unknown `kid` (at most once per
-/// [`JwtVerifierBuilder::min_refetch_interval`]). Or keys are given
+/// [`JwtVerifierBuilder::min_refetch_interval`]; while no keys could be fetched at all, at
+/// most once a second). Or keys are given
 /// ([`JwtVerifier::from_jwks`]).
 ///
 /// A token is accepted when its signature verifies with a key of the JWKS under an
@@ -64,6 +65,9 @@ struct Inner {
     keys: RwLock<Arc<Keys>>,
     source: Option<Source>,
 }
+
+/// While no keys could be fetched at all, how often a request may try again.
+const EMPTY_RETRY: Duration = Duration::from_secs(1);
 
 /// Where the keys come from when they are fetched.
 struct Source {
@@ -132,18 +136,24 @@ impl JwtVerifier {
     ///
     /// [`TokenError::Unavailable`] when the metadata or the JWKS cannot be fetched.
     pub async fn prefetch(&self) -> Result<(), TokenError> {
-        self.refetch(true).await.map(|_| ())
+        self.refetch(self.keys().is_empty()).await.map(|_| ())
     }
 
-    /// Fetches the JWKS again, unless fetched less than the minimum interval ago (`force`:
-    /// only unless never fetched). Returns whether the keys were replaced.
-    async fn refetch(&self, force: bool) -> Result<bool, TokenError> {
+    /// Fetches the JWKS again, unless fetched less than the minimum interval ago (`empty`:
+    /// there are no keys at all, so retry after [`EMPTY_RETRY`] instead). Returns whether the
+    /// keys were replaced.
+    async fn refetch(&self, empty: bool) -> Result<bool, TokenError> {
         let Some(source) = &self.inner.source else {
             return Ok(false);
         };
         let mut state = source.state.lock().await;
+        let interval = if empty {
+            EMPTY_RETRY.min(source.min_refetch)
+        } else {
+            source.min_refetch
+        };
         if let Some(last) = state.last
-            && (force || last.elapsed() < source.min_refetch)
+            && last.elapsed() < interval
         {
             return Ok(false);
         }

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
-use axum::body::Body;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{Either, Full};
 use smcp_proto::error::INTERNAL_ERROR;
 
 use super::cache::TokenCache;
@@ -20,6 +20,10 @@ use crate::core::access::{Access, InsufficientScope};
 use crate::core::context::Principal;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The body of an [`AuthService`]'s responses: the wrapped service's, or the layer's own
+/// (a refusal, the metadata document).
+pub type AuthBody<B> = Either<B, Full<Bytes>>;
 
 /// The root form of the metadata path (RFC 9728 §3), served too: clients of an endpoint at
 /// a path try it after the path-suffixed form.
@@ -93,6 +97,8 @@ struct Config {
     /// The `scope` of a `401` challenge: the server-wide scopes, else `scopes_supported`.
     challenge_scope: Option<String>,
     cache: TokenCache<Grant>,
+    /// When set, only requests for this path need a token.
+    protected_path: Option<String>,
 }
 
 /// What a valid token grants, cached per token.
@@ -110,6 +116,7 @@ pub struct AuthLayerBuilder {
     policy: ScopePolicy,
     cache_entries: usize,
     cache_ttl: Duration,
+    protected_path: Option<String>,
 }
 
 impl std::fmt::Debug for AuthLayerBuilder {
@@ -141,6 +148,7 @@ impl AuthLayer {
             policy: ScopePolicy::default(),
             cache_entries: 10_000,
             cache_ttl: Duration::from_secs(300),
+            protected_path: None,
         }
     }
 
@@ -185,6 +193,16 @@ impl AuthLayerBuilder {
         self
     }
 
+    /// Requires a token only for requests to `path` (the MCP endpoint, e.g. `"/mcp"`); the
+    /// wrapped service's other paths (say, a SEP-2631 data plane whose URLs are signed
+    /// capabilities of their own) pass through untouched. By default every request the
+    /// layer wraps needs a token.
+    #[must_use]
+    pub fn protect_only(mut self, path: impl Into<String>) -> Self {
+        self.protected_path = Some(path.into());
+        self
+    }
+
     /// The layer.
     pub fn build(self) -> AuthLayer {
         let required = self.policy.required().join(" ");
@@ -205,6 +223,7 @@ impl AuthLayerBuilder {
                 policy: Arc::new(self.policy),
                 challenge_scope,
                 cache: TokenCache::new(self.cache_entries, self.cache_ttl),
+                protected_path: self.protected_path,
             }),
         }
     }
@@ -242,10 +261,10 @@ where
     ResB: http_body::Body<Data = Bytes> + Send + 'static,
     ResB::Error: Into<BoxError>,
 {
-    type Response = Response<Body>;
+    type Response = Response<AuthBody<ResB>>;
     type Error = S::Error;
     type Future = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<Response<Body>, S::Error>> + Send>,
+        Box<dyn std::future::Future<Output = Result<Response<AuthBody<ResB>>, S::Error>> + Send>,
     >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -262,17 +281,26 @@ where
                 && (request.uri().path() == config.metadata_path
                     || request.uri().path() == ROOT_METADATA_PATH)
             {
-                return Ok(metadata_response(&config));
+                return Ok(metadata_response(&config).map(Either::Right));
+            }
+            if config
+                .protected_path
+                .as_deref()
+                .is_some_and(|path| request.uri().path() != path)
+            {
+                let response = inner.call(request).await?;
+                return Ok(response.map(Either::Left));
             }
             let grant = match authenticate(&config, request.headers()).await {
                 Ok(grant) => grant,
-                Err(refusal) => return Ok(refusal),
+                Err(refusal) => return Ok(refusal.map(Either::Right)),
             };
             if grant.missing_server_scope {
                 return Ok(challenge::forbidden(
                     &config.metadata_url,
                     &config.policy.required().join(" "),
-                ));
+                )
+                .map(Either::Right));
             }
             let extensions = request.extensions_mut();
             extensions.insert(grant.principal.clone());
@@ -287,13 +315,13 @@ where
             {
                 parts.headers.insert(WWW_AUTHENTICATE, value);
             }
-            Ok(Response::from_parts(parts, Body::new(body)))
+            Ok(Response::from_parts(parts, Either::Left(body)))
         })
     }
 }
 
-fn metadata_response(config: &Config) -> Response<Body> {
-    let mut response = Response::new(Body::from(config.metadata_json.clone()));
+fn metadata_response(config: &Config) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(config.metadata_json.clone()));
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -331,7 +359,10 @@ fn bearer(headers: &HeaderMap) -> Result<&str, TokenError> {
     Ok(token)
 }
 
-async fn authenticate(config: &Config, headers: &HeaderMap) -> Result<Arc<Grant>, Response<Body>> {
+async fn authenticate(
+    config: &Config,
+    headers: &HeaderMap,
+) -> Result<Arc<Grant>, Response<Full<Bytes>>> {
     let now = Instant::now();
     let refused = |error: TokenError| refuse(config, &error);
     let token = bearer(headers).map_err(refused)?;
@@ -361,7 +392,7 @@ async fn authenticate(config: &Config, headers: &HeaderMap) -> Result<Arc<Grant>
     Ok(grant)
 }
 
-fn refuse(config: &Config, error: &TokenError) -> Response<Body> {
+fn refuse(config: &Config, error: &TokenError) -> Response<Full<Bytes>> {
     if error.is_unavailable() {
         tracing::warn!(%error, "cannot verify a bearer token");
         return challenge::refusal(

@@ -33,7 +33,7 @@ pub use challenge::UNAUTHORIZED;
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 pub use jsonwebtoken::jwk::JwkSet;
 pub use jwt::{AuthConfigError, JwtVerifier, JwtVerifierBuilder};
-pub use layer::{AuthLayer, AuthLayerBuilder, AuthService};
+pub use layer::{AuthBody, AuthLayer, AuthLayerBuilder, AuthService};
 pub use metadata::ProtectedResourceMetadata;
 pub use scopes::{ScopePolicy, ScopePolicyBuilder};
 pub use verifier::{TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
