@@ -72,14 +72,18 @@ impl ScopePolicy {
         method: &str,
         tool: Option<&str>,
     ) -> Result<(), InsufficientScope> {
-        let needed = self.needed(method, tool);
-        if needed.iter().all(|n| granted.iter().any(|g| g == n)) {
-            Ok(())
-        } else {
-            Err(InsufficientScope {
-                scope: needed.join(" "),
-            })
+        // The common case allocates nothing: every list checked in place.
+        let has = |scopes: &[String]| scopes.iter().all(|n| granted.contains(n));
+        let method_ok = self.methods.get(method).is_none_or(|m| has(m));
+        let tool_ok = tool
+            .and_then(|t| self.tools.get(t))
+            .is_none_or(|t| has(t));
+        if has(&self.server) && method_ok && tool_ok {
+            return Ok(());
         }
+        Err(InsufficientScope {
+            scope: self.needed(method, tool).join(" "),
+        })
     }
 
     /// Whether the policy hides from `tools/list` the tools a token may not call.
