@@ -75,9 +75,7 @@ impl ScopePolicy {
         // The common case allocates nothing: every list checked in place.
         let has = |scopes: &[String]| scopes.iter().all(|n| granted.contains(n));
         let method_ok = self.methods.get(method).is_none_or(|m| has(m));
-        let tool_ok = tool
-            .and_then(|t| self.tools.get(t))
-            .is_none_or(|t| has(t));
+        let tool_ok = tool.and_then(|t| self.tools.get(t)).is_none_or(|t| has(t));
         if has(&self.server) && method_ok && tool_ok {
             return Ok(());
         }
