@@ -41,6 +41,10 @@ pub(crate) struct AuthFlags {
         conflicts_with = "auth_introspection_url"
     )]
     auth_jwks: Option<std::path::PathBuf>,
+    /// The shortest time between two JWKS fetches caused by tokens naming an unknown key
+    /// (`kid`), e.g. after the authorization server rotated its keys.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = smcpd::parse_duration, requires = "auth_issuer")]
+    auth_jwks_refetch: std::time::Duration,
     /// The client id smcpd authenticates to the introspection endpoint with.
     #[arg(
         long,
@@ -109,7 +113,10 @@ impl AuthFlags {
                 for audience in &audiences {
                     builder = builder.audience(audience);
                 }
-                let verifier = builder.build().context("--auth-issuer")?;
+                let verifier = builder
+                    .min_refetch_interval(self.auth_jwks_refetch)
+                    .build()
+                    .context("--auth-issuer")?;
                 if let Err(error) = verifier.prefetch().await {
                     tracing::warn!(%error, "cannot fetch the authorization server's keys yet; will retry on the first request");
                 }
