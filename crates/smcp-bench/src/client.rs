@@ -63,6 +63,9 @@ pub async fn post_mcp(
     if let Some(name) = name {
         req = req.header("mcp-name", name);
     }
+    if let Some(authorization) = &target.authorization {
+        req = req.header(header::AUTHORIZATION, authorization.clone());
+    }
     let req = req.body(Full::new(body))?;
     let exchange = async {
         sender.ready().await?;

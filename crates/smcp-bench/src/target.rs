@@ -14,6 +14,8 @@ pub struct Target {
     pub authority: String,
     /// The request path, e.g. `/mcp`.
     pub path: String,
+    /// The `Authorization` header every request carries (`Bearer …`), if any.
+    pub authorization: Option<http::HeaderValue>,
 }
 
 /// Parses `http://HOST:PORT/PATH` where HOST is a loopback IP literal or `localhost`.
@@ -48,6 +50,7 @@ pub fn parse_loopback_url(url: &str) -> Result<Target, String> {
         addr: SocketAddr::new(ip, port),
         authority: authority.to_owned(),
         path: path.to_owned(),
+        authorization: None,
     })
 }
 

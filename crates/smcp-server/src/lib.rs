@@ -61,6 +61,7 @@
 //! |---|---|
 //! | [`core`] | the protocol: catalog, dispatch, request context, MRTR, listen, extensions, keys; no HTTP |
 //! | [`http`] | Streamable HTTP: validation pipeline, JSON/SSE responses, listen streams, accept loop, TLS |
+//! | `auth` | bearer tokens in front of the endpoint (feature `auth`): verifiers, metadata, challenges, scope policy |
 //! | [`config`], [`security`] | plain settings both layers read: limits, listen caps, caching hints, Host/Origin allow-lists |
 //!
 //! # Features
@@ -70,6 +71,7 @@
 //! | `tls` | yes | HTTPS in [`serve`] (rustls, aws-lc-rs) and [`http::tls`] |
 //! | `stdio` | yes | [`serve_stdio`] and [`serve_stream`]: newline-delimited JSON-RPC |
 //! | `schemars` | yes | typed tools, prompts and elicitation: schemas derived from Rust types (`typed`, [`ToolBuilder::typed`]) |
+//! | `auth` | no | [`auth`]: the endpoint as an OAuth 2.1 protected resource (JWT or introspection, Protected Resource Metadata, scopes) |
 //! | `dev-tls` | no | `http::tls::write_dev_certificates`: a throwaway CA for development and tests |
 //!
 //! SEP-2631 file transfer is the `smcp-files` crate, an [`extension`] registered with
@@ -80,6 +82,8 @@
 //! Every request is served from the request alone plus the server's catalog: nothing is keyed
 //! by connection, so any number of instances can serve any request.
 
+#[cfg(feature = "auth")]
+pub mod auth;
 pub mod config;
 pub mod core;
 mod drain;

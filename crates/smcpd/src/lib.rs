@@ -87,6 +87,17 @@ pub fn show_duration(duration: std::time::Duration) -> String {
     }
 }
 
+/// Warns, loudly, when the endpoint listens beyond loopback with nobody checking tokens.
+pub fn warn_if_exposed(addr: std::net::SocketAddr, auth: bool) {
+    if !auth && !addr.ip().is_loopback() {
+        tracing::warn!(
+            "WARNING: smcpd listens on {addr}, a non-loopback address, with NO AUTHORIZATION: \
+             anyone who can reach it can call every tool. Pass --auth-issuer URL (see \
+             docs/auth.md), or listen on 127.0.0.1 behind a proxy that checks access."
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{parse_duration, parse_duration_within, show_duration};

@@ -6,6 +6,9 @@
 //! smcpd --stdio                 # MCP on stdin/stdout, for a host that launches it
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -89,6 +92,10 @@ struct Args {
     #[cfg(feature = "legacy")]
     #[command(flatten)]
     legacy: LegacyFlags,
+    /// OAuth 2.1 authorization.
+    #[cfg(feature = "auth")]
+    #[command(flatten)]
+    auth: auth::AuthFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -182,6 +189,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "http"
     };
+    #[cfg(feature = "auth")]
+    let auth_on = args.auth.enabled();
+    #[cfg(not(feature = "auth"))]
+    let auth_on = false;
+    smcpd::warn_if_exposed(addr, auth_on);
     #[cfg(feature = "files")]
     let files = file_service(
         &args.files,
@@ -210,6 +222,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     let url = format!("{scheme}://{addr}/mcp");
+    #[cfg(feature = "auth")]
+    let auth = {
+        let resource = args.auth.public_url.clone().unwrap_or_else(|| url.clone());
+        args.auth.layer(&resource).await?
+    };
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {url}");
@@ -235,16 +252,23 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Some(files) => endpoint.fallback(files.router()),
         None => endpoint,
     };
-    let outcome = smcp_server::serve(
-        listener,
-        endpoint,
-        ServeOptions {
-            tls: tls_config,
-            ..args.deadlines.serve_options(args.max_connections)
-        },
-        shutdown_signal(),
-    )
-    .await?;
+    let options = ServeOptions {
+        tls: tls_config,
+        ..args.deadlines.serve_options(args.max_connections)
+    };
+    // With --auth-issuer, the endpoint behind the layer, which also answers the metadata
+    // document; the data plane, whose URLs are signed capabilities of their own, passes
+    // through.
+    #[cfg(feature = "auth")]
+    let outcome = match auth {
+        Some(auth) => {
+            let app = tower::Layer::layer(&auth, endpoint);
+            smcp_server::serve(listener, app, options, shutdown_signal()).await?
+        }
+        None => smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?,
+    };
+    #[cfg(not(feature = "auth"))]
+    let outcome = smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?;
     server.shutdown();
     drained(outcome)
 }

@@ -106,6 +106,11 @@ enum Case {
     /// `echo` in a 2025-11-25 session established once (`smcp-load --legacy`), JSON response.
     #[value(name = "echo-2025")]
     EchoLegacy,
+    /// `echo` with a valid JWT access token on every request; smcpd verifies it
+    /// (`--auth-issuer` with a static `--auth-jwks`, validated tokens cached). The baseline
+    /// ignores the header.
+    #[value(name = "echo-jwt")]
+    EchoJwt,
 }
 
 impl Case {
@@ -114,11 +119,12 @@ impl Case {
             Case::Echo => "echo",
             Case::Progress => "progress",
             Case::EchoLegacy => "echo-2025",
+            Case::EchoJwt => "echo-jwt",
         }
     }
     fn tool(self) -> &'static str {
         match self {
-            Case::Echo | Case::EchoLegacy => "echo",
+            Case::Echo | Case::EchoLegacy | Case::EchoJwt => "echo",
             Case::Progress => smcp_bench::wire::PROGRESS_TOOL,
         }
     }
@@ -126,9 +132,68 @@ impl Case {
     fn load_args(self) -> &'static [&'static str] {
         match self {
             Case::EchoLegacy => &["--legacy"],
-            Case::Echo | Case::Progress => &[],
+            Case::Echo | Case::Progress | Case::EchoJwt => &[],
         }
     }
+    /// Environment of `smcp-load` for the case (the bearer token of `echo-jwt`).
+    fn load_env(self) -> Vec<(&'static str, String)> {
+        match (self, BENCH_AUTH.get()) {
+            (Case::EchoJwt, Some(auth)) => vec![("SMCP_LOAD_BEARER", auth.token.clone())],
+            _ => Vec::new(),
+        }
+    }
+    /// Extra arguments of the candidate server for the case (`echo-jwt`: authorization on).
+    fn server_args(self) -> Vec<String> {
+        match (self, BENCH_AUTH.get()) {
+            (Case::EchoJwt, Some(auth)) => auth.server_args.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The `echo-jwt` case's key material: a JWKS file for smcpd and a token for smcp-load.
+struct BenchAuth {
+    token: String,
+    server_args: Vec<String>,
+}
+
+static BENCH_AUTH: std::sync::OnceLock<BenchAuth> = std::sync::OnceLock::new();
+
+/// Generates a P-256 key, writes its JWKS into `dir` and signs a day-long token.
+fn bench_auth(dir: &Path) -> anyhow::Result<BenchAuth> {
+    use jsonwebtoken::jwk::{Jwk, JwkSet};
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    const ISSUER: &str = "https://bench.invalid";
+    const AUDIENCE: &str = "urn:smcp:bench";
+    let pair = rcgen::KeyPair::generate()?;
+    let key = EncodingKey::from_ec_der(&pair.serialize_der());
+    let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)?;
+    jwk.common.key_id = Some("bench".to_owned());
+    let path = dir.join("bench-jwks.json");
+    std::fs::write(&path, serde_json::to_vec(&JwkSet { keys: vec![jwk] })?)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("bench".to_owned());
+    let claims = json!({"sub": "bench", "iss": ISSUER, "aud": AUDIENCE, "scope": "mcp", "exp": now + 86_400});
+    let token = jsonwebtoken::encode(&header, &claims, &key)?;
+    Ok(BenchAuth {
+        token,
+        server_args: [
+            "--auth-issuer",
+            ISSUER,
+            "--auth-audience",
+            AUDIENCE,
+            "--auth-scope",
+            "mcp",
+            "--auth-jwks",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([path.display().to_string()])
+        .collect(),
+    })
 }
 
 /// The candidate server.
@@ -261,14 +326,19 @@ fn run() -> anyhow::Result<()> {
     let log_dir = args.out.parent().map(Path::to_path_buf).unwrap_or_default();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
 
+    if args.cases.contains(&Case::EchoJwt) && args.against == Against::Smcpd {
+        let auth = bench_auth(&log_dir)?;
+        let _ = BENCH_AUTH.set(auth);
+    }
     let mut servers = vec![start_server(
         "baseline",
         &baseline_bin,
         server_pin,
         &log_dir,
+        &[],
     )?];
     for (name, bin) in &candidates {
-        servers.push(start_server(name, bin, server_pin, &log_dir)?);
+        servers.push(start_server(name, bin, server_pin, &log_dir, &[])?);
     }
     eprintln!(
         "bench-driver: {}; pinned: {pin}; {} round(s) × {} s (+{} s warm-up)",
@@ -309,7 +379,16 @@ fn run() -> anyhow::Result<()> {
 
     let mut results = Vec::new(); // (case, conc, rounds per server)
     let mut failures = Vec::new();
+    let mut running_args: Vec<String> = Vec::new();
     for &case in &args.cases {
+        // A case whose candidate runs with other flags (echo-jwt) gets fresh candidates.
+        let wanted = case.server_args();
+        if wanted != running_args {
+            for (i, (name, bin)) in candidates.iter().enumerate() {
+                servers[i + 1] = start_server(name, bin, server_pin, &log_dir, &wanted)?;
+            }
+            running_args = wanted;
+        }
         for &conc in &args.concurrency {
             let mut rounds: Vec<Vec<Round>> = servers.iter().map(|_| Vec::new()).collect();
             for r in 0..args.rounds {
@@ -390,6 +469,7 @@ fn start_server(
     bin: &Path,
     cpu: Option<usize>,
     log_dir: &Path,
+    extra: &[String],
 ) -> anyhow::Result<Server> {
     let port = free_port()?;
     let file_name: String = name
@@ -407,6 +487,7 @@ fn start_server(
     let mut child = command(bin, cpu)
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log)
@@ -461,6 +542,7 @@ fn dump(load_bin: &Path, url: &str, case: Case) -> anyhow::Result<Vec<u8>> {
             case.tool(),
         ])
         .args(case.load_args())
+        .envs(case.load_env())
         .stderr(Stdio::piped())
         .output()
         .context("running smcp-load --dump")?;
@@ -533,6 +615,7 @@ fn measure(
     let out = command(load_bin, load_cpu)
         .args(["--url", &server.url, "--tool", case.tool()])
         .args(case.load_args())
+        .envs(case.load_env())
         .args(["-c", &conc.to_string()])
         .args(["--duration", &args.duration.to_string()])
         .args(["--warmup", &args.warmup.to_string()])

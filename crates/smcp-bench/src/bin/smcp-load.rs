@@ -68,6 +68,9 @@ struct Args {
     /// `MCP-Protocol-Version: 2025-11-25` and no 2026-07-28 `_meta`.
     #[arg(long, conflicts_with = "progress")]
     legacy: bool,
+    /// A bearer token sent on every request (`Authorization: Bearer …`).
+    #[arg(long, env = "SMCP_LOAD_BEARER", hide_env_values = true)]
+    bearer: Option<String>,
 }
 
 /// Everything the connection tasks share.
@@ -105,7 +108,13 @@ const MAX_ERRORS_PER_CONN: u64 = 100;
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let target = parse_loopback_url(&args.url).map_err(anyhow::Error::msg)?;
+    let mut target = parse_loopback_url(&args.url).map_err(anyhow::Error::msg)?;
+    if let Some(token) = &args.bearer {
+        target.authorization = Some(
+            HeaderValue::from_str(&format!("Bearer {token}"))
+                .context("--bearer is not a valid header value")?,
+        );
+    }
     if !(1..=1024).contains(&args.connections) {
         bail!("--connections must be in 1..=1024");
     }

@@ -142,6 +142,7 @@ struct ContextInner {
     last_progress: Mutex<Option<f64>>,
     cancel: CancellationToken,
     principal: Option<Principal>,
+    access: Option<crate::core::access::Access>,
     server: ServerRef,
 }
 
@@ -174,6 +175,7 @@ pub(crate) struct ContextParts {
     pub(crate) events: Option<EventSink>,
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
+    pub(crate) access: Option<crate::core::access::Access>,
     pub(crate) server: Option<crate::core::server::Server>,
 }
 
@@ -196,6 +198,7 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 cancel: parts.cancel,
                 principal: parts.principal,
+                access: parts.access,
                 server: ServerRef(parts.server),
             }),
         }
@@ -246,6 +249,7 @@ impl RequestContext {
             events: None,
             cancel,
             principal: None,
+            access: None,
             server: None,
         })
     }
@@ -277,6 +281,7 @@ impl RequestContext {
             events: inner.events.clone(),
             cancel: inner.cancel.clone(),
             principal: Some(principal),
+            access: inner.access.clone(),
             server: inner.server.0.clone(),
         })
     }
@@ -326,6 +331,7 @@ impl RequestContext {
             events: None,
             cancel,
             principal: inner.principal.clone(),
+            access: inner.access.clone(),
             server: inner.server.0.clone(),
         })
     }
@@ -333,6 +339,12 @@ impl RequestContext {
     /// The authenticated caller, when an authentication layer established one.
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_ref()
+    }
+
+    /// What the request's credentials allow, when an authentication layer said
+    /// ([`crate::core::access`]).
+    pub fn access(&self) -> Option<&crate::core::access::Access> {
+        self.inner.access.as_ref()
     }
 
     /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
@@ -750,6 +762,7 @@ mod tests {
             events: None,
             cancel: CancellationToken::new(),
             principal: None,
+            access: None,
             server: None,
         })
     }
@@ -784,6 +797,7 @@ mod tests {
             events: Some(EventSink { tx, framing: SSE }),
             cancel: request_cancel.clone(),
             principal: None,
+            access: None,
             server: None,
         })
         .with_principal(Principal("alice".into()));

@@ -73,6 +73,8 @@ pub(crate) struct Admission {
     pub(crate) cancel: CancellationToken,
     /// Who the request acts for.
     pub(crate) principal: Option<Principal>,
+    /// What its credentials allow.
+    pub(crate) access: Option<super::access::Access>,
 }
 
 impl<'a> Call<'a> {
@@ -117,6 +119,7 @@ impl<'a> Call<'a> {
             events: admission.events,
             cancel: admission.cancel,
             principal: admission.principal,
+            access: admission.access,
             server: Some(Server {
                 shared: shared.clone(),
             }),
@@ -229,12 +232,26 @@ pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
         Err(invalid) => return Dispatch::Ready(Err(invalid.to_error_object())),
     };
     let (ctx, body, mirror) = (call.ctx, call.body, call.mirror);
+    if let Some(access) = ctx.access() {
+        let tool = match &request {
+            ClientRequest::CallTool(p) => Some(p.name.as_str()),
+            _ => None,
+        };
+        if let Err(refusal) = access.0.check(name, tool) {
+            tracing::debug!(method = name, tool, needed = %refusal.scope, "insufficient scope");
+            return Dispatch::Ready(Err(refusal.to_error_object()));
+        }
+    }
     match request {
         ClientRequest::Discover => Dispatch::Ready(Ok(discover(shared, &catalog))),
         ClientRequest::ListTools(p) => {
             let hint = shared.cache.tools_list;
             list(shared, p.cursor.as_deref(), &catalog.tools, |page, next| {
-                let mut r = ListToolsResult::new(page.iter().map(|t| t.tool.clone()).collect());
+                let shown = page.iter().filter(|t| {
+                    ctx.access()
+                        .is_none_or(|access| access.0.shows_tool(&t.tool.name))
+                });
+                let mut r = ListToolsResult::new(shown.map(|t| t.tool.clone()).collect());
                 r.next_cursor = next;
                 Reply::ListTools(cached(r, hint))
             })

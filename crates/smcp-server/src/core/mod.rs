@@ -12,6 +12,7 @@
 //! | `builder`, `server`, `catalog`, `runtime` | building the server, its catalog snapshot, runtime changes |
 //! | [`tools`], `typed` (feature `schemars`), [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
 //! | `dispatch` | routing every method, and the per-method rules |
+//! | [`access`] | what a request's credentials allow (scopes), checked before any handler |
 //! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
 //! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
 //! | [`extension`] | the seam extensions plug into (SEP-2631 files is one) |
@@ -20,6 +21,7 @@
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
 //! | [`reply`] | typed replies and the response writer |
 
+pub mod access;
 pub(crate) mod builder;
 pub(crate) mod catalog;
 pub mod completion;

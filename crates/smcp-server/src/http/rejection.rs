@@ -48,6 +48,7 @@ pub(crate) fn status_for_handler_error(error: &ErrorObject) -> StatusCode {
         | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
         | codes::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        crate::core::access::INSUFFICIENT_SCOPE => StatusCode::FORBIDDEN,
         _ => StatusCode::OK,
     }
 }

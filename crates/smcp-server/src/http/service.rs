@@ -33,6 +33,7 @@ use super::rejection::Rejection;
 use super::request::{Accepts, check_head, read_body};
 use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
 use super::streaming::{HandlerFuture, run_streaming, unless_cut};
+use crate::core::access::{Access, InsufficientScope};
 use crate::core::context::{EventSink, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch};
 use crate::core::reply::caught;
@@ -369,6 +370,7 @@ fn handle_request(
         events: events_tx.clone().map(|tx| EventSink { tx, framing: SSE }),
         cancel: cancel.clone(),
         principal: parts.extensions.get::<Principal>().cloned(),
+        access: parts.extensions.get::<Access>().cloned(),
     };
     let mirror = HeaderMirror(&parts.headers);
     let dispatched = dispatch::dispatch(
@@ -376,6 +378,15 @@ fn handle_request(
         Call::new(&shared, request, body, admission, &mirror),
     );
     match dispatched {
+        Dispatch::Ready(Err(error))
+            if let Some(refusal) = InsufficientScope::from_error_object(&error) =>
+        {
+            // 403; the authentication layer outside adds the challenge from the extension.
+            let (status, body) = outcome_bytes(&shared, id, Err(error));
+            let mut response = super::response::json_response(status, body);
+            response.extensions_mut().insert(refusal);
+            Step::Done(response)
+        }
         Dispatch::Ready(outcome) => {
             let (status, body) = outcome_bytes(&shared, id, outcome);
             Step::Json(status, body)

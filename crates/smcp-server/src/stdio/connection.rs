@@ -343,6 +343,7 @@ impl Connection {
             events,
             cancel: cancel.clone(),
             principal: self.options.principal.clone(),
+            access: None,
         };
         let dispatched = dispatch::dispatch(
             shared,

@@ -294,6 +294,7 @@ fn session_request(
         body: line.clone(),
         meta,
         principal: conn.options.principal.clone(),
+        access: None,
         cancel,
         stream: Some(stream),
     };

@@ -68,6 +68,8 @@ pub(crate) struct Exchange {
     /// The request's own `params._meta`.
     pub(crate) meta: Map<String, Value>,
     pub(crate) principal: Option<Principal>,
+    /// What the request's credentials allow.
+    pub(crate) access: Option<crate::core::access::Access>,
     pub(crate) cancel: CancellationToken,
     /// The stream the request's events, server-to-client requests and response go on; `None`
     /// when the response is one JSON document (nothing can be sent before it).
@@ -200,6 +202,7 @@ impl Exchange {
             events: tx.map(|tx| EventSink { tx, framing: RAW }),
             cancel: self.cancel.clone(),
             principal: self.principal.clone(),
+            access: self.access.clone(),
         };
         let call = Call::with_meta(
             &self.shared,

@@ -46,6 +46,7 @@ pub(crate) struct Head {
     pub(crate) session: Option<String>,
     pub(crate) version: Option<String>,
     pub(crate) principal: Option<crate::core::context::Principal>,
+    pub(crate) access: Option<crate::core::access::Access>,
     pub(crate) last_event_id: Option<String>,
     pub(crate) accepts_sse: bool,
     pub(crate) accepts_json: bool,
@@ -137,6 +138,10 @@ pub(crate) fn head(parts: &http::request::Parts) -> Result<Head, Box<Response<Mc
         principal: parts
             .extensions
             .get::<crate::core::context::Principal>()
+            .cloned(),
+        access: parts
+            .extensions
+            .get::<crate::core::access::Access>()
             .cloned(),
         last_event_id: read(LAST_EVENT_ID).map_err(refused)?,
         accepts_sse: sse,

@@ -178,6 +178,7 @@ pub(crate) async fn post(
                 body,
                 meta,
                 principal: head.principal.clone(),
+                access: head.access.clone(),
                 cancel,
                 stream: None,
             };

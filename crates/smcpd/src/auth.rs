@@ -1,0 +1,152 @@
+//! The `--auth-*` flags: the endpoint as an OAuth 2.1 protected resource.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use smcp_server::auth::{
+    AuthLayer, IntrospectionVerifier, JwtVerifier, ProtectedResourceMetadata, ScopePolicy,
+    TokenVerifier,
+};
+
+/// Authorization (off unless --auth-issuer is given).
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuthFlags {
+    /// Require OAuth 2.1 bearer tokens issued by this authorization server (its issuer
+    /// identifier, `https`, or `http` on loopback). Its metadata (RFC 8414 or OpenID
+    /// discovery) names the JWKS that signs JWT access tokens.
+    #[arg(long, value_name = "URL", env = "SMCPD_AUTH_ISSUER")]
+    auth_issuer: Option<String>,
+    /// The audience tokens must name (RFC 8707). Default: the resource, --public-url.
+    #[arg(long, value_name = "URI", requires = "auth_issuer")]
+    auth_audience: Vec<String>,
+    /// A scope every request needs. Repeatable.
+    #[arg(long = "auth-scope", value_name = "SCOPE", requires = "auth_issuer")]
+    auth_scopes: Vec<String>,
+    /// A scope calls of one tool need, as TOOL=SCOPE. Repeatable.
+    #[arg(long = "auth-tool-scope", value_name = "TOOL=SCOPE", requires = "auth_issuer", value_parser = tool_scope)]
+    auth_tool_scopes: Vec<(String, String)>,
+    /// Hide from tools/list the tools the token may not call.
+    #[arg(long, requires = "auth_issuer")]
+    auth_hide_tools: bool,
+    /// Verify tokens by RFC 7662 introspection at this endpoint instead of as JWTs. The
+    /// client secret comes from SMCPD_AUTH_CLIENT_SECRET (never a flag).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_introspection_url: Option<String>,
+    /// Verify JWTs with the keys of this JWKS file instead of fetching the authorization
+    /// server's (fixed keys: benchmarks, air-gapped tests).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "auth_issuer",
+        conflicts_with = "auth_introspection_url"
+    )]
+    auth_jwks: Option<std::path::PathBuf>,
+    /// The shortest time between two JWKS fetches caused by tokens naming an unknown key
+    /// (`kid`), e.g. after the authorization server rotated its keys.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = smcpd::parse_duration, requires = "auth_issuer")]
+    auth_jwks_refetch: std::time::Duration,
+    /// The client id smcpd authenticates to the introspection endpoint with.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "SMCPD_AUTH_CLIENT_ID",
+        requires = "auth_introspection_url"
+    )]
+    auth_client_id: Option<String>,
+    /// The endpoint's public URL (the OAuth resource), when clients reach smcpd at another
+    /// address than the one it listens on (a proxy, 0.0.0.0). Default: the listen URL + /mcp.
+    #[arg(long, value_name = "URL", env = "SMCPD_PUBLIC_URL")]
+    pub(crate) public_url: Option<String>,
+}
+
+fn tool_scope(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((tool, scope)) if !tool.is_empty() && !scope.is_empty() && !scope.contains(' ') => {
+            Ok((tool.to_owned(), scope.to_owned()))
+        }
+        _ => Err(format!(
+            "{text:?}: expected TOOL=SCOPE (one scope, no spaces)"
+        )),
+    }
+}
+
+impl AuthFlags {
+    /// Whether authorization is on.
+    pub(crate) fn enabled(&self) -> bool {
+        self.auth_issuer.is_some()
+    }
+
+    /// The layer, when --auth-issuer is given; `resource` is the endpoint's URL.
+    pub(crate) async fn layer(&self, resource: &str) -> anyhow::Result<Option<AuthLayer>> {
+        let Some(issuer) = &self.auth_issuer else {
+            return Ok(None);
+        };
+        let audiences = if self.auth_audience.is_empty() {
+            vec![resource.to_owned()]
+        } else {
+            self.auth_audience.clone()
+        };
+        let verifier: Arc<dyn TokenVerifier> = match &self.auth_introspection_url {
+            Some(url) => {
+                let mut builder = IntrospectionVerifier::builder(url).issuer(issuer);
+                for audience in &audiences {
+                    builder = builder.audience(audience);
+                }
+                if let Some(id) = &self.auth_client_id {
+                    let secret = std::env::var("SMCPD_AUTH_CLIENT_SECRET").unwrap_or_default();
+                    builder = builder.client(id, secret);
+                }
+                Arc::new(builder.build().context("--auth-introspection-url")?)
+            }
+            None => {
+                let mut builder = match &self.auth_jwks {
+                    Some(path) => {
+                        let text = std::fs::read(path)
+                            .with_context(|| format!("--auth-jwks {}", path.display()))?;
+                        let set = serde_json::from_slice(&text).with_context(|| {
+                            format!("--auth-jwks {}: not a JWKS", path.display())
+                        })?;
+                        JwtVerifier::from_jwks(issuer, set)
+                    }
+                    None => JwtVerifier::builder(issuer),
+                };
+                for audience in &audiences {
+                    builder = builder.audience(audience);
+                }
+                let verifier = builder
+                    .min_refetch_interval(self.auth_jwks_refetch)
+                    .build()
+                    .context("--auth-issuer")?;
+                if let Err(error) = verifier.prefetch().await {
+                    tracing::warn!(%error, "cannot fetch the authorization server's keys yet; will retry on the first request");
+                }
+                Arc::new(verifier)
+            }
+        };
+        let mut policy = ScopePolicy::builder().hide_tools(self.auth_hide_tools);
+        for scope in &self.auth_scopes {
+            policy = policy.require(scope);
+        }
+        for (tool, scope) in &self.auth_tool_scopes {
+            policy = policy.tool(tool, scope);
+        }
+        let mut supported = self.auth_scopes.clone();
+        for (_, scope) in &self.auth_tool_scopes {
+            if !supported.contains(scope) {
+                supported.push(scope.clone());
+            }
+        }
+        let metadata = ProtectedResourceMetadata::new(resource)
+            .context("the resource URL (--public-url)")?
+            .authorization_server(issuer)
+            .scopes_supported(supported)
+            .resource_name("smcpd");
+        tracing::info!(%issuer, %resource, "authorization on: bearer tokens required");
+        Ok(Some(
+            AuthLayer::builder_arc(verifier, metadata)
+                .scopes(policy.build())
+                .protect_only("/mcp")
+                .build(),
+        ))
+    }
+}

@@ -1,0 +1,226 @@
+//! The real `smcpd` binary with `--auth-issuer` pointing at a test authorization server on
+//! 127.0.0.1:0 (RFC 8414 metadata and a JWKS; keys generated per run): `401` without a
+//! token, `200` with one, the Protected Resource Metadata served; and the loud warning when
+//! it listens beyond loopback without authorization.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+struct Key {
+    encoding: EncodingKey,
+    jwk: Jwk,
+}
+
+fn key() -> Key {
+    let pair = rcgen::KeyPair::generate().unwrap();
+    let encoding = EncodingKey::from_ec_der(&pair.serialize_der());
+    let mut jwk = Jwk::from_encoding_key(&encoding, Algorithm::ES256).unwrap();
+    jwk.common.key_id = Some("k1".to_owned());
+    Key { encoding, jwk }
+}
+
+fn token(key: &Key, iss: &str, aud: &str, scope: &str) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("k1".to_owned());
+    let claims = json!({"sub": "alice", "iss": iss, "aud": aud, "scope": scope, "exp": now + 600});
+    jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap()
+}
+
+async fn authorization_server(jwk: Jwk) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let metadata = json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": format!("{issuer}/token"),
+        "jwks_uri": format!("{issuer}/jwks"),
+        "response_types_supported": ["code"],
+    });
+    let jwks = serde_json::to_value(JwkSet { keys: vec![jwk] }).unwrap();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || async move { axum::Json(metadata) }),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || async move { axum::Json(jwks) }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    issuer
+}
+
+/// smcpd with `args`: its endpoint URL, and stderr lines up to its ready line.
+struct Running {
+    child: Child,
+    url: String,
+    stderr: Vec<String>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
+        .args(["--log", "smcpd=info,smcp_server=info", "--no-files"])
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned();
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("smcpd logs its ready line");
+        let ready = line.contains("smcpd ready");
+        lines.push(line);
+        if ready {
+            break;
+        }
+    }
+    Running {
+        child,
+        url,
+        stderr: lines,
+    }
+}
+
+fn discover() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+}
+
+async fn post(url: &str, bearer: Option<&str>) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .body(discover().to_string());
+    if let Some(token) = bearer {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap()
+}
+
+// Multi-threaded: the test authorization server answers while this thread waits for smcpd.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_issuer_protects_the_endpoint() {
+    let key = key();
+    let issuer = authorization_server(key.jwk.clone()).await;
+    let smcpd = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--auth-issuer",
+        &issuer,
+        "--auth-scope",
+        "mcp",
+    ]);
+    let url = smcpd.url.clone();
+    let origin = url.trim_end_matches("/mcp");
+    let metadata_url = format!("{origin}/.well-known/oauth-protected-resource/mcp");
+
+    let refused = post(&url, None).await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"].to_str().unwrap(),
+        format!(r#"Bearer resource_metadata="{metadata_url}", scope="mcp""#)
+    );
+
+    let wrong = token(&key, &issuer, "https://other.example/mcp", "mcp");
+    let refused = post(&url, Some(&wrong)).await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"].to_str().unwrap(),
+        format!(
+            r#"Bearer error="invalid_token", error_description="the access token was not issued for this resource (aud)", resource_metadata="{metadata_url}", scope="mcp""#
+        )
+    );
+
+    let good = token(&key, &issuer, &url, "mcp");
+    let accepted = post(&url, Some(&good)).await;
+    assert_eq!(accepted.status(), 200);
+    let body: Value = accepted.json().await.unwrap();
+    assert_eq!(body["result"]["supportedVersions"], json!(["2026-07-28"]));
+
+    let document: Value = reqwest::get(&metadata_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        document,
+        json!({
+            "resource": url,
+            "authorization_servers": [issuer],
+            "scopes_supported": ["mcp"],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "smcpd",
+        })
+    );
+    assert!(
+        smcpd.stderr.iter().all(|l| !l.contains("NO AUTHORIZATION")),
+        "{:?}",
+        smcpd.stderr
+    );
+}
+
+#[test]
+fn a_non_loopback_listener_without_auth_warns_loudly() {
+    let exposed = start(&["--listen", "0.0.0.0:0"]);
+    assert!(
+        exposed
+            .stderr
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains("NO AUTHORIZATION")),
+        "{:?}",
+        exposed.stderr
+    );
+    let local = start(&["--listen", "127.0.0.1:0"]);
+    assert!(
+        local.stderr.iter().all(|l| !l.contains("NO AUTHORIZATION")),
+        "{:?}",
+        local.stderr
+    );
+}
