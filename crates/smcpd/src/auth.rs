@@ -45,6 +45,9 @@ pub(crate) struct AuthFlags {
     /// (`kid`), e.g. after the authorization server rotated its keys.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = smcpd::parse_duration, requires = "auth_issuer")]
     auth_jwks_refetch: std::time::Duration,
+    /// The clock skew tolerated on a JWT's `exp` and `nbf`, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=300), requires = "auth_issuer")]
+    auth_leeway: u64,
     /// The client id smcpd authenticates to the introspection endpoint with.
     #[arg(
         long,
@@ -96,6 +99,7 @@ impl AuthFlags {
                     let secret = std::env::var("SMCPD_AUTH_CLIENT_SECRET").unwrap_or_default();
                     builder = builder.client(id, secret);
                 }
+                builder = builder.leeway(self.auth_leeway);
                 Arc::new(builder.build().context("--auth-introspection-url")?)
             }
             None => {
@@ -115,6 +119,7 @@ impl AuthFlags {
                 }
                 let verifier = builder
                     .min_refetch_interval(self.auth_jwks_refetch)
+                    .leeway(self.auth_leeway)
                     .build()
                     .context("--auth-issuer")?;
                 if let Err(error) = verifier.prefetch().await {
