@@ -81,6 +81,8 @@ pub struct ClientBuilder {
     pin: Option<String>,
     probe_era: bool,
     era_hint: Option<crate::Era>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::auth::OAuthConfig>,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -116,7 +118,45 @@ impl ClientBuilder {
             pin: None,
             probe_era: true,
             era_hint: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every request to the server (a token you
+    /// already have; it is marked sensitive so it never shows in `Debug` output). For tokens
+    /// obtained and refreshed by the client, see [`oauth`](Self::oauth).
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("https://mcp.example.com/mcp")
+    ///     .bearer_token("secret-token")
+    ///     .build()?;
+    /// assert!(!format!("{client:?}").contains("secret-token"));
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn bearer_token(mut self, token: &str) -> Self {
+        match HeaderValue::from_str(&format!("Bearer {token}")) {
+            Ok(mut v) => {
+                v.set_sensitive(true);
+                self.headers.insert(http::header::AUTHORIZATION, v);
+            }
+            Err(_) => {
+                self.header_error =
+                    Some("the bearer token has characters a header cannot carry".into());
+            }
+        }
+        self
+    }
+
+    /// OAuth 2.1 authorization (MCP "Authorization"): on a `401` the client discovers the
+    /// server's authorization server, registers, runs the authorization code flow through
+    /// the configured [`Authorizer`](crate::auth::Authorizer) (or the client credentials
+    /// grant), then retries; tokens are refreshed and stepped up as needed and kept in the
+    /// configured [`TokenStore`](crate::auth::TokenStore). HTTP only. See [`crate::auth`].
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, config: crate::auth::OAuthConfig) -> Self {
+        self.oauth = Some(config);
+        self
     }
 
     /// Assumes the HTTP endpoint speaks `era` (say, remembered from an earlier run, as the
@@ -413,6 +453,20 @@ impl ClientBuilder {
         self
     }
 
+    /// The authorization gate of the HTTP transport.
+    fn gate(&self) -> Result<crate::transport::gate::Gate> {
+        #[cfg(feature = "oauth")]
+        if let Some(config) = &self.oauth {
+            let url = reqwest::Url::parse(&self.url)
+                .map_err(|e| Error::config(format!("invalid server URL {:?}: {e}", self.url)))?;
+            let session =
+                crate::auth::session::OAuthSession::new(config.clone(), &url, &self.roots)
+                    .map_err(|e| Error::config(e.to_string()))?;
+            return Ok(crate::transport::gate::Gate::oauth(session));
+        }
+        Ok(crate::transport::gate::Gate::default())
+    }
+
     /// Builds the client. Fails on an invalid URL or header. A stdio client launches its
     /// server here (inside a Tokio runtime); [`is_connect`](Error::is_connect) is true when
     /// the program cannot be started.
@@ -435,6 +489,12 @@ impl ClientBuilder {
         if self.stdio.is_some() && !self.headers.is_empty() {
             return Err(Error::config(
                 "HTTP headers cannot be sent to a stdio server: all metadata goes in _meta",
+            ));
+        }
+        #[cfg(feature = "oauth")]
+        if self.stdio.is_some() && self.oauth.is_some() {
+            return Err(Error::config(
+                "OAuth applies to HTTP servers, not to a stdio server",
             ));
         }
         // Private cache entries belong to the credentials in use (A11 item 77).
@@ -481,9 +541,16 @@ impl ClientBuilder {
             client_info: self.client_info.clone(),
             handler: self.handler.clone(),
         };
+        let gate = self.gate()?;
         let transport = match &self.stdio {
             None => Transport::Http(crate::legacy::era::Endpoint::new(
-                HttpTransport::new(&self.url, self.headers, self.connect_timeout, &self.roots)?,
+                HttpTransport::new(
+                    &self.url,
+                    self.headers,
+                    self.connect_timeout,
+                    &self.roots,
+                    gate,
+                )?,
                 self.pin.clone(),
                 legacy,
             )),
