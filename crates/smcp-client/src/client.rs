@@ -459,9 +459,13 @@ impl ClientBuilder {
         if let Some(config) = &self.oauth {
             let url = reqwest::Url::parse(&self.url)
                 .map_err(|e| Error::config(format!("invalid server URL {:?}: {e}", self.url)))?;
-            let session =
-                crate::auth::session::OAuthSession::new(config.clone(), &url, &self.roots)
-                    .map_err(|e| Error::config(e.to_string()))?;
+            let session = crate::auth::session::OAuthSession::new(
+                config.clone(),
+                &url,
+                &self.url,
+                &self.roots,
+            )
+            .map_err(|e| Error::config(e.to_string()))?;
             return Ok(crate::transport::gate::Gate::oauth(session));
         }
         Ok(crate::transport::gate::Gate::default())

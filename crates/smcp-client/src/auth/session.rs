@@ -40,15 +40,17 @@ fn scopes_of(s: Option<&str>) -> BTreeSet<String> {
 }
 
 impl OAuthSession {
+    /// `key` names the server in the token store (the URL as the user gave it).
     pub(crate) fn new(
         config: OAuthConfig,
         server: &reqwest::Url,
+        key: &str,
         roots: &[reqwest::Certificate],
     ) -> Result<Self, AuthError> {
         Ok(Self {
             config,
             server: server.clone(),
-            key: server.to_string(),
+            key: key.to_owned(),
             http: super::fetch::http_client(roots)?,
             inner: tokio::sync::Mutex::new(Inner::default()),
         })
@@ -145,20 +147,34 @@ impl OAuthSession {
         self.save(inner, tokens)
     }
 
+    /// Whether a grant can run without a stored refresh token (an authorizer, or client
+    /// credentials).
+    fn can_authorize(&self) -> bool {
+        self.config.authorizer.is_some() || self.config.client_credentials
+    }
+
     /// A `401`: discover, refresh if possible, else run the grant. `sent` is the token the
-    /// rejected request carried (another request may have replaced it meanwhile).
+    /// rejected request carried (another request may have replaced it meanwhile). `Ok(false)`
+    /// when nothing can be done (no refresh token, no way to authorize): the `401` stands.
     pub(crate) async fn unauthorized(
         &self,
         challenge: &BearerChallenge,
         sent: Option<&str>,
-    ) -> Result<(), AuthError> {
+    ) -> Result<bool, AuthError> {
         let mut inner = self.inner.lock().await;
         let current = inner
             .tokens
             .as_ref()
             .map(|t| t.access_token.expose().to_owned());
         if current.is_some() && current.as_deref() != sent {
-            return Ok(());
+            return Ok(true);
+        }
+        let refreshable = inner
+            .tokens
+            .as_ref()
+            .is_some_and(|t| t.refresh_token.is_some());
+        if !refreshable && !self.can_authorize() {
+            return Ok(false);
         }
         let (prm, meta) = self
             .discover(&mut inner, challenge.resource_metadata.as_deref())
@@ -169,8 +185,14 @@ impl OAuthSession {
             .is_some_and(|t| t.refresh_token.is_some())
         {
             match self.refresh_locked(&mut inner, None).await {
-                Ok(()) => return Ok(()),
-                Err(e) => tracing::info!(error = %e, "refresh failed; authorizing again"),
+                Ok(()) => return Ok(true),
+                Err(e) if self.can_authorize() => {
+                    tracing::info!(error = %e, "refresh failed; authorizing again");
+                }
+                Err(e) => {
+                    tracing::info!(error = %e, "refresh failed");
+                    return Ok(false);
+                }
             }
         }
         let wanted = match challenge.scope.as_deref() {
@@ -183,7 +205,8 @@ impl OAuthSession {
         };
         inner.scopes.extend(wanted);
         inner.tokens = None;
-        self.authorize_locked(&mut inner, &prm, &meta).await
+        self.authorize_locked(&mut inner, &prm, &meta).await?;
+        Ok(true)
     }
 
     /// A `403 insufficient_scope`: re-authorizes with the union of scopes. `Ok(false)` when the
@@ -191,7 +214,7 @@ impl OAuthSession {
     pub(crate) async fn step_up(&self, challenge: &BearerChallenge) -> Result<bool, AuthError> {
         let mut inner = self.inner.lock().await;
         let wanted = scopes_of(challenge.scope.as_deref());
-        if wanted.is_subset(&inner.scopes) {
+        if wanted.is_subset(&inner.scopes) || !self.can_authorize() {
             return Ok(false);
         }
         let (prm, meta) = self
@@ -247,11 +270,13 @@ pub(crate) async fn send(
         .unwrap_or_default();
         if status == 401 && !reauthorized {
             reauthorized = true;
-            oauth
+            if oauth
                 .unauthorized(&challenge, token.as_deref())
                 .await
-                .map_err(auth)?;
-            continue;
+                .map_err(auth)?
+            {
+                continue;
+            }
         }
         if status == 403 && challenge.is_insufficient_scope() && step_ups < oauth.max_step_ups() {
             if oauth.step_up(&challenge).await.map_err(auth)? {

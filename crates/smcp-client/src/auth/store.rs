@@ -51,7 +51,7 @@ impl StoredTokens {
     }
 }
 
-/// Keeps tokens per MCP server URL. Called on each authorization and refresh, not on every
+/// Keeps tokens per MCP server URL (the URL exactly as given to `Client::builder`). Called on each authorization and refresh, not on every
 /// request (the client keeps the current token in memory).
 pub trait TokenStore: Send + Sync + std::fmt::Debug + 'static {
     /// The tokens for `server`, if any.
