@@ -501,13 +501,27 @@ impl ClientBuilder {
                 "OAuth applies to HTTP servers, not to a stdio server",
             ));
         }
-        // Private cache entries belong to the credentials in use (A11 item 77).
-        let auth_context = ["authorization", "cookie"]
+        // Private cache entries belong to the credentials in use (A11 item 77). Kept as a
+        // digest: the credentials themselves must not sit in the client (or its `Debug`).
+        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+        let mut credentials = ["authorization", "cookie"]
             .iter()
             .flat_map(|h| self.headers.get_all(*h))
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect::<Vec<_>>()
             .join("\n");
+        #[cfg(feature = "oauth")]
+        if credentials.is_empty() && self.oauth.is_some() {
+            // OAuth tokens change on refresh; the identity is the server's token store entry.
+            credentials = format!("oauth\n{}", self.url);
+        }
+        let auth_context = if credentials.is_empty() {
+            String::new()
+        } else {
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(credentials.as_bytes());
+            digest.iter().map(|b| format!("{b:02x}")).collect()
+        };
         let data_plane = match &self.files {
             Some(files) => {
                 // A stdio server runs on this machine; an HTTP one is at its endpoint's host.
