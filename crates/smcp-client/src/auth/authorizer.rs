@@ -189,14 +189,16 @@ impl LoopbackAuthorizer {
     }
 
     async fn wait(&self) -> Result<AuthorizationResponse, AuthError> {
+        // A clone of the bound socket per authorization, so one authorizer serves several
+        // (a step-up re-authorizes in the same process).
         let std_listener = self
             .listener
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .ok_or_else(|| {
-                AuthError::Authorizer("the loopback listener was already used".into())
-            })?;
+            .as_ref()
+            .map(std::net::TcpListener::try_clone)
+            .ok_or_else(|| AuthError::Authorizer("the loopback listener is gone".into()))?
+            .map_err(|e| AuthError::Authorizer(e.to_string()))?;
         let listener = tokio::net::TcpListener::from_std(std_listener)
             .map_err(|e| AuthError::Authorizer(e.to_string()))?;
         loop {
@@ -330,6 +332,15 @@ mod tests {
         let got = got.unwrap();
         assert_eq!(got.code.as_deref(), Some("abc"));
         assert_eq!(got.state.as_deref(), Some("xyz"));
+        // The same authorizer serves a second authorization (step-up).
+        let again = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            reqwest::get(format!("{uri}?code=def&state=s2"))
+                .await
+                .unwrap()
+        };
+        let (got, _) = tokio::join!(a.authorize("http://as.invalid/authorize"), again);
+        assert_eq!(got.unwrap().code.as_deref(), Some("def"));
     }
 
     #[tokio::test]
