@@ -81,6 +81,8 @@ pub struct ClientBuilder {
     pin: Option<String>,
     probe_era: bool,
     era_hint: Option<crate::Era>,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::auth::OAuthConfig>,
 }
 
 /// An installed input handler (a newtype so the builder can be `Debug`).
@@ -116,7 +118,45 @@ impl ClientBuilder {
             pin: None,
             probe_era: true,
             era_hint: None,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every request to the server (a token you
+    /// already have; it is marked sensitive so it never shows in `Debug` output). For tokens
+    /// obtained and refreshed by the client, see [`oauth`](Self::oauth).
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("https://mcp.example.com/mcp")
+    ///     .bearer_token("secret-token")
+    ///     .build()?;
+    /// assert!(!format!("{client:?}").contains("secret-token"));
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn bearer_token(mut self, token: &str) -> Self {
+        match HeaderValue::from_str(&format!("Bearer {token}")) {
+            Ok(mut v) => {
+                v.set_sensitive(true);
+                self.headers.insert(http::header::AUTHORIZATION, v);
+            }
+            Err(_) => {
+                self.header_error =
+                    Some("the bearer token has characters a header cannot carry".into());
+            }
+        }
+        self
+    }
+
+    /// OAuth 2.1 authorization (MCP "Authorization"): on a `401` the client discovers the
+    /// server's authorization server, registers, runs the authorization code flow through
+    /// the configured [`Authorizer`](crate::auth::Authorizer) (or the client credentials
+    /// grant), then retries; tokens are refreshed and stepped up as needed and kept in the
+    /// configured [`TokenStore`](crate::auth::TokenStore). HTTP only. See [`crate::auth`].
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, config: crate::auth::OAuthConfig) -> Self {
+        self.oauth = Some(config);
+        self
     }
 
     /// Assumes the HTTP endpoint speaks `era` (say, remembered from an earlier run, as the
@@ -413,6 +453,24 @@ impl ClientBuilder {
         self
     }
 
+    /// The authorization gate of the HTTP transport.
+    fn gate(&self) -> Result<crate::transport::gate::Gate> {
+        #[cfg(feature = "oauth")]
+        if let Some(config) = &self.oauth {
+            let url = reqwest::Url::parse(&self.url)
+                .map_err(|e| Error::config(format!("invalid server URL {:?}: {e}", self.url)))?;
+            let session = crate::auth::session::OAuthSession::new(
+                config.clone(),
+                &url,
+                &self.url,
+                &self.roots,
+            )
+            .map_err(|e| Error::config(e.to_string()))?;
+            return Ok(crate::transport::gate::Gate::oauth(session));
+        }
+        Ok(crate::transport::gate::Gate::default())
+    }
+
     /// Builds the client. Fails on an invalid URL or header. A stdio client launches its
     /// server here (inside a Tokio runtime); [`is_connect`](Error::is_connect) is true when
     /// the program cannot be started.
@@ -437,13 +495,33 @@ impl ClientBuilder {
                 "HTTP headers cannot be sent to a stdio server: all metadata goes in _meta",
             ));
         }
-        // Private cache entries belong to the credentials in use (A11 item 77).
-        let auth_context = ["authorization", "cookie"]
+        #[cfg(feature = "oauth")]
+        if self.stdio.is_some() && self.oauth.is_some() {
+            return Err(Error::config(
+                "OAuth applies to HTTP servers, not to a stdio server",
+            ));
+        }
+        // Private cache entries belong to the credentials in use (A11 item 77). Kept as a
+        // digest: the credentials themselves must not sit in the client (or its `Debug`).
+        #[cfg_attr(not(feature = "oauth"), allow(unused_mut))]
+        let mut credentials = ["authorization", "cookie"]
             .iter()
             .flat_map(|h| self.headers.get_all(*h))
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .collect::<Vec<_>>()
             .join("\n");
+        #[cfg(feature = "oauth")]
+        if credentials.is_empty() && self.oauth.is_some() {
+            // OAuth tokens change on refresh; the identity is the server's token store entry.
+            credentials = format!("oauth\n{}", self.url);
+        }
+        let auth_context = if credentials.is_empty() {
+            String::new()
+        } else {
+            use sha2::Digest as _;
+            let digest = sha2::Sha256::digest(credentials.as_bytes());
+            digest.iter().map(|b| format!("{b:02x}")).collect()
+        };
         let data_plane = match &self.files {
             Some(files) => {
                 // A stdio server runs on this machine; an HTTP one is at its endpoint's host.
@@ -481,9 +559,16 @@ impl ClientBuilder {
             client_info: self.client_info.clone(),
             handler: self.handler.clone(),
         };
+        let gate = self.gate()?;
         let transport = match &self.stdio {
             None => Transport::Http(crate::legacy::era::Endpoint::new(
-                HttpTransport::new(&self.url, self.headers, self.connect_timeout, &self.roots)?,
+                HttpTransport::new(
+                    &self.url,
+                    self.headers,
+                    self.connect_timeout,
+                    &self.roots,
+                    gate,
+                )?,
                 self.pin.clone(),
                 legacy,
             )),

@@ -23,6 +23,7 @@ use smcp_proto::error::ErrorObject;
 /// | stdio | [`Error::is_server_exited`], [`Error::exit_status`], [`Error::is_closed`] |
 /// | files (SEP-2631) | [`Error::is_file_transfer`], [`Error::transfer_error`] |
 /// | configuration | [`Error::is_config`] |
+/// | authorization (feature `oauth`) | `Error::is_auth`, `Error::auth_error`, [`Error::status`] 401/403 |
 ///
 /// A tool that fails is not an `Err`: its result has `isError: true`
 /// ([`CallToolResult::is_error`](smcp_proto::server::tools::CallToolResult::is_error)).
@@ -138,6 +139,10 @@ pub(crate) enum Kind {
     /// mismatch, local I/O).
     #[error("file transfer: {0}")]
     File(crate::files::TransferError),
+    /// Authorization failed (OAuth discovery, registration, the browser step, tokens).
+    #[cfg(feature = "oauth")]
+    #[error("authorization failed: {0}")]
+    Auth(crate::auth::AuthError),
     /// The response stream ended before the response to the request arrived.
     #[error("the response stream ended before the response arrived (the request is lost)")]
     StreamBroken,
@@ -312,6 +317,22 @@ impl Error {
     pub fn transfer_error(&self) -> Option<&crate::files::TransferError> {
         match &*self.inner {
             Kind::File(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether authorization failed (feature `oauth`); [`Error::auth_error`] says why. A
+    /// `401`/`403` the flow could not fix is an HTTP status error ([`Error::status`]).
+    #[cfg(feature = "oauth")]
+    pub fn is_auth(&self) -> bool {
+        matches!(*self.inner, Kind::Auth(_))
+    }
+
+    /// The typed reason authorization failed.
+    #[cfg(feature = "oauth")]
+    pub fn auth_error(&self) -> Option<&crate::auth::AuthError> {
+        match &*self.inner {
+            Kind::Auth(e) => Some(e),
             _ => None,
         }
     }

@@ -33,9 +33,12 @@
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
 //! | `files` | SEP-2631: file arguments, uploads (path, bytes, any `AsyncRead`), verified downloads (to disk or any `AsyncWrite`), [`TransferError`] |
 //! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
+//! | `auth` | OAuth 2.1 (feature `oauth`): discovery, registration, PKCE, the browser step ([`auth::Authorizer`]), token stores, step-up |
 //! | `error` | the opaque [`Error`] with predicates |
 
 mod api;
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod cache;
 mod client;
 mod error;

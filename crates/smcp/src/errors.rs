@@ -42,7 +42,8 @@ Exit codes:
   4    protocol: the server answered with a JSON-RPC error or an unexpected HTTP status, the
        URL is not an MCP endpoint (404/405), or the server broke the protocol
   5    tool error: the tool ran and returned isError: true
-  6    auth: the server refused the credentials (HTTP 401/403; see --header)
+  6    auth: the server refused the credentials (HTTP 401/403), or authorization failed
+       (see smcp login, --token, --header)
   7    timeout: no answer within --timeout (the request was cancelled)
   130  cancelled with Ctrl-C";
 
@@ -239,6 +240,12 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
                 crate::DEFAULT_URL
             ));
         }
+    } else if e.is_auth() {
+        f.kind = "auth";
+        f.exit = Exit::Auth;
+        f.hints.push(format!(
+            "run `smcp login {url}` to authorize in the browser, or pass a token with --token"
+        ));
     } else if matches!(e.status(), Some(401 | 403)) && e.jsonrpc_code().is_none() {
         f.kind = "auth";
         f.exit = Exit::Auth;
@@ -246,6 +253,9 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
             "the server refused the credentials: pass them with --header 'Authorization: Bearer …'"
                 .to_owned(),
         );
+        f.hints.push(format!(
+            "or run `smcp login {url}` (OAuth in the browser), or pass a token with --token"
+        ));
     } else if e.is_wrong_endpoint() {
         f.kind = "wrong-endpoint";
         f.exit = Exit::Protocol;

@@ -13,6 +13,7 @@ mod args;
 mod cache;
 mod errors;
 mod interact;
+mod login;
 mod render;
 mod stdio;
 mod task;
@@ -142,6 +143,22 @@ struct Cli {
     /// Coloured only on a terminal, and never with NO_COLOR set.
     #[arg(long, env = "SMCP_LOG", default_value = "warn", global = true)]
     log: String,
+    /// A bearer token you already have, sent as `Authorization: Bearer …` (instead of the
+    /// tokens `smcp login` stored).
+    #[arg(long, env = "SMCP_TOKEN", hide_env_values = true, global = true)]
+    token: Option<String>,
+    /// A pre-registered OAuth client id for `smcp login` (otherwise the client registers
+    /// itself: Client ID Metadata Document or Dynamic Client Registration).
+    #[arg(long, env = "SMCP_CLIENT_ID", global = true)]
+    client_id: Option<String>,
+    /// The pre-registered client's secret.
+    #[arg(
+        long,
+        env = "SMCP_CLIENT_SECRET",
+        hide_env_values = true,
+        global = true
+    )]
+    client_secret: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -237,6 +254,24 @@ enum Command {
     },
     /// Print the manual page (roff), e.g. `smcp man | man -l -`.
     Man,
+    /// Authorize with the server's OAuth authorization server in the browser and store the
+    /// tokens (one file per server, mode 0600; see SMCP_TOKEN_DIR). Later commands use and
+    /// refresh them.
+    Login {
+        /// The server (default: --url).
+        url: Option<String>,
+        /// Only print the authorization URL; do not launch a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// The loopback port of the redirect listener (0 = any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Forget the tokens stored for the server.
+    Logout {
+        /// The server (default: --url).
+        url: Option<String>,
+    },
     /// Inspect or cancel a task (SEP-2663) by its id.
     Task {
         #[command(subcommand)]
@@ -282,6 +317,40 @@ fn on_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
+/// Credentials: `--token`, else an `Authorization` header of the user's, else OAuth with the
+/// stored tokens (and the browser step only under `smcp login`). None over stdio.
+fn with_auth(
+    cli: &Cli,
+    builder: smcp_client::ClientBuilder,
+    authorizer: Option<smcp_client::auth::LoopbackAuthorizer>,
+) -> anyhow::Result<smcp_client::ClientBuilder> {
+    if cli.stdio {
+        if cli.token.is_some() {
+            anyhow::bail!(Usage("--token is for an HTTP server".to_owned()));
+        }
+        return Ok(builder);
+    }
+    if let Some(t) = &cli.token {
+        return Ok(builder.bearer_token(t));
+    }
+    let has_header = cli.headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+    });
+    if has_header {
+        return Ok(builder);
+    }
+    let Ok(store) = login::store() else {
+        return Ok(builder);
+    };
+    Ok(builder.oauth(login::config(
+        std::sync::Arc::new(store),
+        cli.client_id.as_deref(),
+        cli.client_secret.as_deref(),
+        authorizer,
+    )))
+}
+
 fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result<Client> {
     let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
     let builder = if cli.stdio {
@@ -323,6 +392,7 @@ fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result
         let pem = std::fs::read(ca).with_context(|| format!("reading {}", ca.display()))?;
         builder = builder.ca_cert_pem(&pem);
     }
+    builder = with_auth(cli, builder, None)?;
     builder = builder.files(smcp_client::FileTransfer {
         inline_threshold: cli.inline_threshold,
         allow_insecure_loopback: cli.insecure_loopback_files,
@@ -865,7 +935,10 @@ async fn run(cli: &Cli, client: &Client) -> anyhow::Result<ExitCode> {
                 eprintln!("… more values{total}: type more of the value to narrow them");
             }
         }
-        Command::Completions { .. } | Command::Man => {}
+        Command::Completions { .. }
+        | Command::Man
+        | Command::Login { .. }
+        | Command::Logout { .. } => {}
         Command::Read { uri } => {
             let r = client.read_resource(uri).await?;
             if cli.json {
@@ -1090,6 +1163,76 @@ fn init_logging(filter: &str) {
         .init();
 }
 
+/// `smcp login` and `smcp logout`; `None` for every other command.
+async fn login_or_logout(cli: &mut Cli) -> Option<ExitCode> {
+    let (url, result) = match &cli.command {
+        Command::Logout { url } => {
+            let url = url.clone().unwrap_or_else(|| cli.url.clone());
+            (url.clone(), login::logout(&url))
+        }
+        Command::Login {
+            url,
+            no_browser,
+            port,
+        } => {
+            let url = url.clone().unwrap_or_else(|| cli.url.clone());
+            cli.url.clone_from(&url);
+            let (no_browser, port) = (*no_browser, *port);
+            (url.clone(), run_login(cli, &url, no_browser, port).await)
+        }
+        _ => return None,
+    };
+    let ctx = errors::Context {
+        stdio: false,
+        url,
+        non_interactive: cli.non_interactive,
+        terminal: on_terminal(),
+        sampling_cmd: false,
+        ca_cert: cli.ca_cert.is_some(),
+        unknown_tool: None,
+        suggestions: Vec::new(),
+    };
+    Some(match result {
+        Ok(message) => {
+            if cli.json {
+                println!("{}", serde_json::json!({ "message": message }));
+            } else {
+                println!("{message}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => report(&errors::classify(&e, &ctx), cli.json),
+    })
+}
+
+async fn run_login(cli: &Cli, url: &str, no_browser: bool, port: u16) -> anyhow::Result<String> {
+    if cli.stdio || cli.token.is_some() {
+        anyhow::bail!(Usage(
+            "smcp login is for an HTTP server without --token".to_owned()
+        ));
+    }
+    let store = login::store()?;
+    smcp_client::auth::TokenStore::clear(&store, url)?;
+    let authorizer = smcp_client::auth::LoopbackAuthorizer::bind(port)?.open_browser(!no_browser);
+    let mut builder = Client::builder(url)
+        .connect_timeout(Duration::from_secs(cli.connect_timeout))
+        .timeout(Some(Duration::from_secs(
+            smcp_client::auth::DEFAULT_LOOPBACK_TIMEOUT.as_secs() + cli.timeout.max(60),
+        )));
+    if let Some(v) = &cli.protocol_version {
+        builder = builder.protocol_version(v);
+    }
+    if let Some(ca) = &cli.ca_cert {
+        let pem = std::fs::read(ca).with_context(|| format!("reading {}", ca.display()))?;
+        builder = builder.ca_cert_pem(&pem);
+    }
+    let builder = with_auth(cli, builder, Some(authorizer))?;
+    let client = builder.build()?;
+    let result = login::login(&client, url, &store).await;
+    client.close().await;
+    result
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let (args, server_command) = stdio::split_args(std::env::args_os());
@@ -1143,6 +1286,9 @@ async fn main() -> ExitCode {
         _ => {}
     }
     init_logging(&cli.log);
+    if let Some(code) = login_or_logout(&mut cli).await {
+        return code;
+    }
     let mut ctx = errors::Context {
         stdio: cli.stdio,
         url: cli.url.clone(),
@@ -1154,7 +1300,13 @@ async fn main() -> ExitCode {
         suggestions: Vec::new(),
     };
     let cache_file = (!cli.stdio && !cli.no_cache)
-        .then(|| cache::file(&cli.url, &cli.headers))
+        .then(|| {
+            let mut keyed = cli.headers.clone();
+            if let Some(t) = &cli.token {
+                keyed.push(format!("Authorization: Bearer {t}"));
+            }
+            cache::file(&cli.url, &keyed)
+        })
         .flatten();
     let era_hint = cache_file.as_deref().and_then(cache::era);
     let result = match build_client(&cli, era_hint) {

@@ -112,6 +112,7 @@ pub(crate) struct Core {
     http: reqwest::Client,
     url: reqwest::Url,
     extra_headers: HeaderMap,
+    gate: crate::transport::gate::Gate,
     pub(crate) config: LegacyConfig,
     pin: Option<String>,
     /// Session id, version and initialize result (replaced by a re-initialize).
@@ -184,12 +185,11 @@ impl Core {
 
     /// POSTs one JSON-RPC message (no session retry).
     async fn post_message(&self, message: &Message) -> Result<reqwest::Response> {
-        self.request(reqwest::Method::POST, "application/json, text/event-stream")
+        let req = self
+            .request(reqwest::Method::POST, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(message.to_vec())
-            .send()
-            .await
-            .map_err(|e| Error::new(Kind::Transport(e)))
+            .body(message.to_vec());
+        self.gate.send(req).await
     }
 
     /// POSTs a notification or a response: the server answers 202.
@@ -223,7 +223,7 @@ impl Core {
         {
             req = req.header(LAST_EVENT_ID, v);
         }
-        req.send().await.map_err(|e| Error::new(Kind::Transport(e)))
+        self.gate.send(req).await
     }
 
     /// A fresh id for requests the session itself sends (initialize, subscribe).
@@ -286,6 +286,7 @@ impl Session {
             http: http.client().clone(),
             url: http.endpoint().clone(),
             extra_headers: http.extra_headers().clone(),
+            gate: http.gate().clone(),
             config,
             pin: pin.map(str::to_owned),
             current: Mutex::new(Current {
@@ -330,16 +331,14 @@ impl Session {
         };
         let handshake = async {
             // Before the session exists: no version header yet (the server picks the version).
-            let response = core
+            let req = core
                 .http
                 .post(core.url.clone())
                 .headers(core.extra_headers.clone())
                 .header(ACCEPT, "application/json, text/event-stream")
                 .header(CONTENT_TYPE, "application/json")
-                .body(Message::Request(request).to_vec())
-                .send()
-                .await
-                .map_err(|e| Error::new(Kind::Transport(e)))?;
+                .body(Message::Request(request).to_vec());
+            let response = core.gate.send(req).await?;
             let session_id = response.headers().get(&SESSION_ID).cloned();
             let stream = into_stream(response).await?;
             let mut stream =
@@ -495,12 +494,10 @@ impl Session {
         if self.core.current().session_id.is_none() {
             return;
         }
-        match self
+        let req = self
             .core
-            .request(reqwest::Method::DELETE, "application/json")
-            .send()
-            .await
-        {
+            .request(reqwest::Method::DELETE, "application/json");
+        match self.core.gate.send(req).await {
             Ok(r) => tracing::debug!(status = r.status().as_u16(), "session DELETE"),
             Err(e) => tracing::debug!(error = %e, "session DELETE failed"),
         }

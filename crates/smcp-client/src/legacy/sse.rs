@@ -43,6 +43,7 @@ pub(crate) struct SseCore {
     http: reqwest::Client,
     post_url: reqwest::Url,
     extra_headers: HeaderMap,
+    gate: crate::transport::gate::Gate,
     config: LegacyConfig,
     routes: Mutex<Routes>,
     changes: broadcast::Sender<Notification>,
@@ -72,15 +73,13 @@ impl Drop for SseSession {
 
 impl SseCore {
     async fn post(&self, message: &Message) -> Result<()> {
-        let response = self
+        let req = self
             .http
             .post(self.post_url.clone())
             .headers(self.extra_headers.clone())
             .header(CONTENT_TYPE, "application/json")
-            .body(message.to_vec())
-            .send()
-            .await
-            .map_err(|e| Error::new(Kind::Transport(e)))?;
+            .body(message.to_vec());
+        let response = self.gate.send(req).await?;
         let status = response.status().as_u16();
         if (200..300).contains(&status) {
             return Ok(());
@@ -158,14 +157,12 @@ impl SseSession {
         pin: Option<&str>,
         config: LegacyConfig,
     ) -> Result<Arc<Self>> {
-        let response = http
+        let req = http
             .client()
             .get(http.endpoint().clone())
             .headers(http.extra_headers().clone())
-            .header(ACCEPT, "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| Error::new(Kind::Transport(e)))?;
+            .header(ACCEPT, "text/event-stream");
+        let response = http.gate().send(req).await?;
         let status = response.status().as_u16();
         if !(200..300).contains(&status) {
             let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
@@ -215,6 +212,7 @@ impl SseSession {
             http: http.client().clone(),
             post_url,
             extra_headers: http.extra_headers().clone(),
+            gate: http.gate().clone(),
             config,
             routes: Mutex::default(),
             changes: broadcast::channel(256).0,

@@ -31,6 +31,7 @@ pub(crate) struct HttpTransport {
     http: reqwest::Client,
     url: reqwest::Url,
     extra_headers: HeaderMap,
+    gate: super::gate::Gate,
 }
 
 impl HttpTransport {
@@ -39,6 +40,7 @@ impl HttpTransport {
         extra_headers: HeaderMap,
         connect_timeout: Option<Duration>,
         roots: &[reqwest::Certificate],
+        gate: super::gate::Gate,
     ) -> Result<Self> {
         let url = reqwest::Url::parse(url)
             .map_err(|e| Error::config(format!("invalid server URL {url:?}: {e}")))?;
@@ -62,6 +64,7 @@ impl HttpTransport {
             http,
             url,
             extra_headers,
+            gate,
         })
     }
 
@@ -85,6 +88,11 @@ impl HttpTransport {
         &self.extra_headers
     }
 
+    /// The authorization gate (shared with the older-revision sessions).
+    pub(crate) fn gate(&self) -> &super::gate::Gate {
+        &self.gate
+    }
+
     /// POSTs `request` with the MCP headers in `headers` and returns its response stream.
     pub(crate) async fn post(
         &self,
@@ -101,7 +109,7 @@ impl HttpTransport {
         for (name, value) in headers {
             req = req.header(name, value);
         }
-        let response = req.body(body).send().await.map_err(Kind::Transport)?;
+        let response = self.gate.send(req.body(body)).await?;
         into_stream(response).await
     }
 }

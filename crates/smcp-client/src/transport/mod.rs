@@ -4,6 +4,7 @@
 //! The request path in `client.rs` (version renegotiation, MRTR rounds, listen) sees only
 //! [`Transport::send`] and [`ResponseStream::next_message`], so it is the same for both.
 
+pub(crate) mod gate;
 pub(crate) mod http;
 
 use std::process::ExitStatus;

@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
+use smcp_client::auth::{HeadlessAuthorizer, OAuthConfig};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::client::roots::{ListRootsRequestParams, ListRootsResult};
 use smcp_client::proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
@@ -128,6 +129,43 @@ fn client(url: &str, handler: Option<ConformanceHandler>) -> anyhow::Result<Clie
     Ok(builder.build()?)
 }
 
+/// The suite's Client ID Metadata Document URL (`auth/basic-cimd`): used as `client_id` when
+/// the authorization server advertises `client_id_metadata_document_supported`.
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// A client with OAuth for the `auth/*` scenarios: the suite's authorization servers redirect
+/// at once, so the browser step is [`HeadlessAuthorizer`]; pre-registered credentials come
+/// from `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`, `issuer`); the
+/// `auth/client-credentials-*` extension scenarios use the client credentials grant.
+fn auth_client(url: &str, scenario: &str) -> anyhow::Result<Client> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let field = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut oauth = OAuthConfig::builder()
+        .authorizer(HeadlessAuthorizer::new("http://127.0.0.1:3030/callback")?)
+        .client_metadata_url(CIMD_URL)
+        .client_name("smcp-conformance-client");
+    if let Some(id) = field("client_id") {
+        oauth = oauth.client_id(id);
+    }
+    if let Some(secret) = field("client_secret") {
+        oauth = oauth.client_secret(secret);
+    }
+    if let Some(issuer) = field("issuer") {
+        oauth = oauth.client_issuer(issuer);
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        oauth = oauth.client_credentials(true);
+    }
+    let mut builder = Client::builder(url).oauth(oauth.build());
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        builder = builder.protocol_version(&version);
+    }
+    Ok(builder.build()?)
+}
+
 /// Lists the tools and calls each usable one with sample arguments.
 async fn call_every_tool(client: &Client) -> anyhow::Result<()> {
     for tool in client.list_tools().await? {
@@ -228,8 +266,13 @@ async fn run(scenario: &str, url: &str) -> anyhow::Result<()> {
                 .await?;
             c.close().await;
         }
+        auth if auth.starts_with("auth/") => {
+            let c = auth_client(url, auth)?;
+            call_every_tool(&c).await?;
+            c.close().await;
+        }
         other => {
-            // auth/* needs OAuth (a later issue); anything else gets the generic flow.
+            // Anything else gets the generic flow.
             tracing::warn!(scenario = %other, "no dedicated flow; listing and calling tools");
             let c = client(url, all())?;
             call_every_tool(&c).await?;

@@ -1,0 +1,135 @@
+//! `WWW-Authenticate: Bearer …` parsing (RFC 6750 §3, RFC 9728 §5.1).
+//!
+//! A header may hold several challenges (`Basic realm="x", Bearer scope="a b"`) and several
+//! header lines; only the `Bearer` one is read. Values may be quoted (with `\"` escapes) or
+//! bare tokens.
+
+/// The parameters of a `Bearer` challenge that the flow uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BearerChallenge {
+    /// `resource_metadata`: where the Protected Resource Metadata is.
+    pub resource_metadata: Option<String>,
+    /// `scope`: the scopes the request needs (space-separated).
+    pub scope: Option<String>,
+    /// `error`: `invalid_token`, `insufficient_scope`…
+    pub error: Option<String>,
+}
+
+impl BearerChallenge {
+    /// Whether this is a step-up challenge (`error="insufficient_scope"`).
+    pub fn is_insufficient_scope(&self) -> bool {
+        self.error.as_deref() == Some("insufficient_scope")
+    }
+
+    /// The `Bearer` challenge of one `WWW-Authenticate` value, if it has one.
+    pub fn parse(header: &str) -> Option<Self> {
+        parse(header)
+    }
+
+    /// The `Bearer` challenge among `values` (every `WWW-Authenticate` line), if any.
+    pub fn from_headers<'a>(values: impl IntoIterator<Item = &'a str>) -> Option<Self> {
+        values.into_iter().find_map(parse)
+    }
+}
+
+/// Reads the `Bearer` challenge of one header value.
+pub(crate) fn parse(header: &str) -> Option<BearerChallenge> {
+    let mut rest = header.trim();
+    let mut in_bearer = false;
+    let mut found = None::<BearerChallenge>;
+    while !rest.is_empty() {
+        rest = rest.trim_start_matches([',', ' ', '\t']);
+        if rest.is_empty() {
+            break;
+        }
+        // A token: an auth-scheme (followed by space or end) or a parameter name (followed by '=').
+        let end = rest
+            .find(|c: char| c == '=' || c == ',' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let token = &rest[..end];
+        let after = rest[end..].trim_start();
+        if let Some(value_part) = after.strip_prefix('=') {
+            let value_part = value_part.trim_start();
+            let (value, remaining) = read_value(value_part);
+            if in_bearer && let Some(c) = found.as_mut() {
+                match token.to_ascii_lowercase().as_str() {
+                    "resource_metadata" => c.resource_metadata = Some(value),
+                    "scope" => c.scope = Some(value),
+                    "error" => c.error = Some(value),
+                    _ => {}
+                }
+            }
+            rest = remaining;
+        } else {
+            // A new scheme.
+            if in_bearer {
+                break;
+            }
+            in_bearer = token.eq_ignore_ascii_case("bearer");
+            if in_bearer {
+                found = Some(BearerChallenge::default());
+            }
+            rest = after;
+        }
+    }
+    found
+}
+
+/// A quoted string (with backslash escapes) or a bare token; returns it and what follows.
+fn read_value(s: &str) -> (String, &str) {
+    if let Some(body) = s.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, n)) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                '"' => return (out, &body[i + 1..]),
+                c => out.push(c),
+            }
+        }
+        (out, "")
+    } else {
+        let end = s
+            .find(|c: char| c == ',' || c.is_whitespace())
+            .unwrap_or(s.len());
+        (s[..end].to_owned(), &s[end..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_quoted_and_bare_parameters() {
+        let c = parse(r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", scope="a b""#).unwrap_or_default();
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some("http://h/.well-known/oauth-protected-resource/mcp")
+        );
+        assert_eq!(c.scope.as_deref(), Some("a b"));
+        let c = parse("Bearer error=insufficient_scope, scope=mcp:write").unwrap_or_default();
+        assert!(c.is_insufficient_scope());
+        assert_eq!(c.scope.as_deref(), Some("mcp:write"));
+    }
+
+    #[test]
+    fn finds_bearer_among_several_challenges_and_handles_escapes() {
+        let c = parse(r#"Basic realm="x, y", Bearer error="insufficient_scope", scope="s\"q", DPoP algs="ES256""#)
+            .unwrap_or_default();
+        assert_eq!(c.error.as_deref(), Some("insufficient_scope"));
+        assert_eq!(c.scope.as_deref(), Some("s\"q"));
+        assert!(parse(r#"Basic realm="x""#).is_none());
+        let c = BearerChallenge::from_headers([r#"Basic realm="r""#, "bearer scope=x"]);
+        assert_eq!(c.and_then(|c| c.scope).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn bare_bearer_has_no_parameters() {
+        assert_eq!(parse("Bearer"), Some(BearerChallenge::default()));
+    }
+}

@@ -1,0 +1,180 @@
+//! OAuth 2.1 authorization for HTTP servers (MCP "Authorization"; feature `oauth`, default).
+//!
+//! Configure it with [`OAuthConfig`] on [`ClientBuilder::oauth`](crate::ClientBuilder::oauth).
+//! Every HTTP request to the MCP server then carries `Authorization: Bearer <token>`; a `401`
+//! runs the flow and retries once; a `403` with `error="insufficient_scope"` asks for the
+//! union of scopes and retries (bounded); an expired token is refreshed first.
+//!
+//! | file | what |
+//! |---|---|
+//! | `challenge` | `WWW-Authenticate: Bearer` parsing ([`BearerChallenge`]) |
+//! | `discovery` | Protected Resource Metadata, authorization server metadata, the URL orders, `resource` and `issuer` checks |
+//! | `registration` | pre-registered client → Client ID Metadata Document → Dynamic Client Registration |
+//! | `pkce` | S256 verifier/challenge, `state` |
+//! | `flow` | authorization code request, redirect checks (`state`, RFC 9207 `iss`), refresh, client credentials |
+//! | `token` | the token endpoint and its auth methods |
+//! | `store` | [`TokenStore`], [`MemoryTokenStore`], [`FileTokenStore`] |
+//! | `authorizer` | [`Authorizer`] (the browser step), [`LoopbackAuthorizer`], [`HeadlessAuthorizer`] |
+//! | `session` | the per-client state and the retry logic wrapped around every request |
+
+mod authorizer;
+mod challenge;
+mod discovery;
+mod error;
+mod fetch;
+mod flow;
+mod pkce;
+mod registration;
+mod secret;
+pub(crate) mod session;
+mod store;
+mod token;
+
+use std::sync::Arc;
+
+pub use authorizer::{
+    AuthorizationResponse, Authorizer, DEFAULT_LOOPBACK_TIMEOUT, HeadlessAuthorizer,
+    LoopbackAuthorizer,
+};
+pub use challenge::BearerChallenge;
+pub use error::AuthError;
+pub use secret::Secret;
+pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
+
+/// Default bound on step-up re-authorizations for one request.
+pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// How the client obtains tokens. Built with [`OAuthConfig::builder`].
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use smcp_client::auth::{FileTokenStore, LoopbackAuthorizer, OAuthConfig};
+/// let oauth = OAuthConfig::builder()
+///     .authorizer(LoopbackAuthorizer::bind(0)?)
+///     .token_store(FileTokenStore::new("/home/me/.cache/my-app/tokens"))
+///     .client_name("my-app")
+///     .build();
+/// let client = smcp_client::Client::builder("https://mcp.example.com/mcp").oauth(oauth).build()?;
+/// client.list_tools().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) client_issuer: Option<String>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) client_name: String,
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) offline_access: bool,
+    pub(crate) max_step_ups: u32,
+    pub(crate) client_credentials: bool,
+}
+
+impl OAuthConfig {
+    /// A builder: no pre-registered client, no CIMD URL (so Dynamic Client Registration),
+    /// tokens in memory, `offline_access` requested when offered, [`DEFAULT_MAX_STEP_UPS`].
+    pub fn builder() -> OAuthConfigBuilder {
+        OAuthConfigBuilder(Self {
+            client_id: None,
+            client_secret: None,
+            client_issuer: None,
+            client_metadata_url: None,
+            client_name: "smcp".to_owned(),
+            authorizer: None,
+            store: Arc::new(MemoryTokenStore::new()),
+            offline_access: true,
+            max_step_ups: DEFAULT_MAX_STEP_UPS,
+            client_credentials: false,
+        })
+    }
+}
+
+/// Builds an [`OAuthConfig`].
+#[derive(Debug, Clone)]
+pub struct OAuthConfigBuilder(OAuthConfig);
+
+impl OAuthConfigBuilder {
+    /// A pre-registered `client_id` (first choice of the registration order).
+    pub fn client_id(mut self, id: impl Into<String>) -> Self {
+        self.0.client_id = Some(id.into());
+        self
+    }
+
+    /// The pre-registered client's secret (makes it a confidential client:
+    /// `client_secret_basic` or `client_secret_post`, as the server offers).
+    pub fn client_secret(mut self, secret: impl Into<String>) -> Self {
+        self.0.client_secret = Some(Secret::new(secret));
+        self
+    }
+
+    /// Use the pre-registered client only with this issuer (others get CIMD or DCR).
+    pub fn client_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.0.client_issuer = Some(issuer.into());
+        self
+    }
+
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as `client_id` with
+    /// servers that advertise `client_id_metadata_document_supported`.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.0.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// `client_name` sent in Dynamic Client Registration (default `smcp`).
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.0.client_name = name.into();
+        self
+    }
+
+    /// The browser step. Required for the authorization code flow.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.0.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// Where tokens are kept (default [`MemoryTokenStore`]).
+    pub fn token_store(mut self, store: impl TokenStore) -> Self {
+        self.0.store = Arc::new(store);
+        self
+    }
+
+    /// A store shared with other code (e.g. to clear it on logout).
+    pub fn shared_token_store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.0.store = store;
+        self
+    }
+
+    /// Whether to add `offline_access` when the server lists it (to get a refresh token).
+    /// Default true.
+    pub fn offline_access(mut self, on: bool) -> Self {
+        self.0.offline_access = on;
+        self
+    }
+
+    /// Bound on step-up re-authorizations for one request (default [`DEFAULT_MAX_STEP_UPS`]).
+    pub fn max_step_ups(mut self, n: u32) -> Self {
+        self.0.max_step_ups = n;
+        self
+    }
+
+    /// Machine-to-machine: the `client_credentials` grant with the pre-registered client id
+    /// and secret, no browser (the MCP `oauth-client-credentials` extension).
+    pub fn client_credentials(mut self, on: bool) -> Self {
+        self.0.client_credentials = on;
+        self
+    }
+
+    /// The configuration.
+    pub fn build(self) -> OAuthConfig {
+        self.0
+    }
+}
