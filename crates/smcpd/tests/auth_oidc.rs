@@ -104,16 +104,31 @@ fn assert_unauthorized(server: &Smcpd, got: &(u16, Option<String>, Value), token
     );
 }
 
-/// The payload of a JWT, decoded.
-fn claims(token: &str) -> Value {
+/// Part `index` of a JWT (0 the header, 1 the payload), decoded.
+fn jwt_part(token: &str, index: usize) -> Value {
     use base64::Engine as _;
-    let payload = token.split('.').nth(1).unwrap();
+    let part = token.split('.').nth(index).unwrap();
     serde_json::from_slice(
         &base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(payload)
+            .decode(part)
             .unwrap(),
     )
     .unwrap()
+}
+
+fn claims(token: &str) -> Value {
+    jwt_part(token, 1)
+}
+
+/// A provider signing with the keys kept in a fresh `keys.json`, and smcpd protected by it.
+fn provider_and_smcpd() -> (std::path::PathBuf, Provider, Smcpd) {
+    let keys = tempdir().join("keys.json");
+    let provider = Provider::start_with(&ProviderOptions {
+        keys: Some(keys.clone()),
+        ..ProviderOptions::default()
+    });
+    let server = protected_smcpd(&provider);
+    (keys, provider, server)
 }
 
 #[tokio::test]
@@ -121,12 +136,7 @@ async fn smcpd_refuses_every_bad_token_from_a_real_provider() {
     if oidc::skipped() {
         return;
     }
-    let keys = tempdir().join("keys.json");
-    let provider = Provider::start_with(&ProviderOptions {
-        keys: Some(keys.clone()),
-        ..ProviderOptions::default()
-    });
-    let server = protected_smcpd(&provider);
+    let (keys, provider, server) = provider_and_smcpd();
     let resource = endpoint(&server);
 
     // The resource metadata is public and names the provider.
@@ -238,12 +248,7 @@ async fn an_unknown_key_id_makes_smcpd_fetch_the_rotated_keys() {
     if oidc::skipped() {
         return;
     }
-    let keys = tempdir().join("keys.json");
-    let provider = Provider::start_with(&ProviderOptions {
-        keys: Some(keys.clone()),
-        ..ProviderOptions::default()
-    });
-    let server = protected_smcpd(&provider);
+    let (keys, provider, server) = provider_and_smcpd();
     let resource = endpoint(&server);
     let before = provider.client_credentials(&resource, TOOLS_SCOPE).await;
     let (status, _, body) = post(&server, Some(&before), "tools/list", json!({})).await;
@@ -259,16 +264,7 @@ async fn an_unknown_key_id_makes_smcpd_fetch_the_rotated_keys() {
         ..ProviderOptions::default()
     });
     let after = provider.client_credentials(&resource, TOOLS_SCOPE).await;
-    let kid = |t: &str| {
-        use base64::Engine as _;
-        let head: Value = serde_json::from_slice(
-            &base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(t.split('.').next().unwrap())
-                .unwrap(),
-        )
-        .unwrap();
-        head["kid"].clone()
-    };
+    let kid = |t: &str| jwt_part(t, 0)["kid"].clone();
     assert_ne!(
         kid(&before),
         kid(&after),
