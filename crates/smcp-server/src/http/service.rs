@@ -378,18 +378,21 @@ fn handle_request(
         Call::new(&shared, request, body, admission, &mirror),
     );
     match dispatched {
-        Dispatch::Ready(Err(error))
-            if let Some(refusal) = InsufficientScope::from_error_object(&error) =>
-        {
-            // 403; the authentication layer outside adds the challenge from the extension.
-            let (status, body) = outcome_bytes(&shared, id, Err(error));
-            let mut response = super::response::json_response(status, body);
-            response.extensions_mut().insert(refusal);
-            Step::Done(response)
-        }
         Dispatch::Ready(outcome) => {
+            let refusal = outcome
+                .as_ref()
+                .err()
+                .and_then(InsufficientScope::from_error_object);
             let (status, body) = outcome_bytes(&shared, id, outcome);
-            Step::Json(status, body)
+            match refusal {
+                // 403; the authentication layer outside adds the challenge from the extension.
+                Some(refusal) => {
+                    let mut response = super::response::json_response(status, body);
+                    response.extensions_mut().insert(refusal);
+                    Step::Done(response)
+                }
+                None => Step::Json(status, body),
+            }
         }
         Dispatch::Listen(params, ctx) => {
             if super::listen::needs_extensions(&shared, &params, accepts.sse)
