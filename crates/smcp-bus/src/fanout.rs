@@ -180,6 +180,53 @@ impl Fanout {
         reached
     }
 
+    /// Tells every subscriber that changes may have been missed (a networked bus lost its
+    /// backend for a while): each receives every list-changed kind it asked for and a
+    /// `resources/updated` for each URI it subscribed to, which makes a client re-fetch
+    /// whatever it watches. Spurious notifications of these kinds are harmless: each only
+    /// says "read it again". Topic notifications cannot be synthesized (they carry state) and
+    /// are not sent. Returns how many subscribers were told.
+    pub fn deliver_missed(&self) -> usize {
+        let mut wake = Vec::new();
+        let mut hooks = Vec::new();
+        let told;
+        {
+            let slots = lock(&self.shared.slots);
+            told = slots.by_id.len();
+            for slot in slots.by_id.values() {
+                let interest = &slot.interest;
+                let lists = [
+                    (interest.tools_list_changed, Change::ToolsListChanged),
+                    (interest.prompts_list_changed, Change::PromptsListChanged),
+                    (
+                        interest.resources_list_changed,
+                        Change::ResourcesListChanged,
+                    ),
+                ];
+                let updates = interest
+                    .resource_uris
+                    .iter()
+                    .map(|uri| Change::resource_updated(uri.as_str()));
+                let changes = lists
+                    .into_iter()
+                    .filter_map(|(wanted, change)| wanted.then_some(change))
+                    .chain(updates);
+                for change in changes {
+                    let (waker, hook) = slot.push(&change);
+                    wake.extend(waker);
+                    hooks.extend(hook);
+                }
+            }
+        }
+        for waker in wake {
+            waker.wake();
+        }
+        for hook in hooks {
+            hook();
+        }
+        told
+    }
+
     /// Subscribers currently attached.
     pub fn subscribers(&self) -> usize {
         lock(&self.shared.slots).by_id.len()
@@ -323,6 +370,47 @@ mod tests {
                 .poll_recv(&mut Context::from_waker(&waker))
                 .is_pending()
         );
+    }
+
+    #[tokio::test]
+    async fn missed_changes_become_every_wanted_list_kind_and_each_subscribed_uri() {
+        let fanout = Fanout::new();
+        let mut tools = fanout
+            .subscribe(
+                Interest {
+                    tools_list_changed: true,
+                    resource_uris: vec!["test://a".to_owned(), "test://dir/".to_owned()],
+                    ..Interest::default()
+                },
+                8,
+            )
+            .unwrap();
+        let mut prompts = fanout
+            .subscribe(
+                Interest {
+                    prompts_list_changed: true,
+                    ..Interest::default()
+                },
+                8,
+            )
+            .unwrap();
+        assert_eq!(fanout.deliver_missed(), 2);
+        let waker = futures_util::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut got = Vec::new();
+        while let Poll::Ready(Some(c)) = tools.poll_recv(&mut cx) {
+            got.push(c);
+        }
+        assert_eq!(
+            got,
+            vec![
+                Change::ToolsListChanged,
+                Change::resource_updated("test://a"),
+                Change::resource_updated("test://dir/"),
+            ]
+        );
+        assert_eq!(prompts.recv().await, Some(Change::PromptsListChanged));
+        assert!(prompts.poll_recv(&mut cx).is_pending());
     }
 
     #[tokio::test]
