@@ -1,0 +1,46 @@
+//! Redis-backed shared state for running many smcp server instances behind a load balancer.
+//!
+//! MCP 2026-07-28 is stateless so that any instance can serve any request. What the
+//! instances still share goes through Redis here, each piece behind the server's own seam:
+//!
+//! | item | seam | what it shares |
+//! |---|---|---|
+//! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
+//! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
+//! | [`RedisSessionStore`] | [`smcp_server::legacy::SessionStore`] | 2025-era session records, so a session's next request may land anywhere |
+//! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
+//!
+//! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
+//! failure, every command bounded by a timeout) and, for the bus, one subscriber connection
+//! per process. `docs/deploy.md` says what happens to each when Redis is away.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use smcp_redis::{Redis, RedisBus, RedisReplayGuard};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let redis = Redis::builder("redis://127.0.0.1:6379/").key_prefix("smcp:").build()?;
+//! let bus = RedisBus::start(&redis);
+//! let server = smcp_server::Server::builder("demo", "1.0.0")
+//!     .change_bus(Arc::new(bus.clone()))
+//!     .replay_guard(RedisReplayGuard::new(&redis))
+//!     .build()?;
+//! # let _ = server;
+//! # Ok(())
+//! # }
+//! ```
+
+mod bus;
+mod catalog;
+mod client;
+mod replay;
+mod sessions;
+mod wire;
+
+pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
+pub use catalog::{CatalogError, SharedCatalog};
+pub use client::{DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
+pub use replay::RedisReplayGuard;
+pub use sessions::RedisSessionStore;
