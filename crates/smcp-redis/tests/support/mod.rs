@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Whether the Redis tests are disabled.
-pub fn skipped() -> bool {
+pub(crate) fn skipped() -> bool {
     std::env::var("SMCP_REDIS").is_ok_and(|v| v == "skip")
 }
 
@@ -20,7 +20,7 @@ fn repo_root() -> PathBuf {
 }
 
 /// The `redis-server` binary (installed if missing).
-pub fn redis_server() -> PathBuf {
+pub(crate) fn redis_server() -> PathBuf {
     let out = Command::new(repo_root().join("scripts/apt-tool"))
         .arg("redis-server")
         .stderr(Stdio::inherit())
@@ -31,7 +31,7 @@ pub fn redis_server() -> PathBuf {
 }
 
 /// A free loopback port (the listener is closed before the caller binds it).
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -40,19 +40,19 @@ pub fn free_port() -> u16 {
 }
 
 /// A running `redis-server`; killed on drop.
-pub struct RedisServer {
-    pub port: u16,
+pub(crate) struct RedisServer {
+    pub(crate) port: u16,
     child: Option<Child>,
 }
 
 impl RedisServer {
     /// Starts one on a free port and waits until it answers.
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self::start_on(free_port())
     }
 
     /// Starts one on `port` (a restart keeps the port) and waits until it answers.
-    pub fn start_on(port: u16) -> Self {
+    pub(crate) fn start_on(port: u16) -> Self {
         let child = Command::new(redis_server())
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
@@ -69,7 +69,7 @@ impl RedisServer {
     }
 
     /// `redis://127.0.0.1:<port>/`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
@@ -95,7 +95,7 @@ impl RedisServer {
     }
 
     /// Kills it (SIGKILL) and waits for it.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
