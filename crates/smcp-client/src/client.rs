@@ -73,6 +73,7 @@ pub struct ClientBuilder {
     client_info: Option<Implementation>,
     handler: Option<HandlerBox>,
     max_rounds: u32,
+    retry: crate::RetryPolicy,
     cache: Option<Cache>,
     roots: Vec<reqwest::Certificate>,
     files: Option<crate::files::FileTransfer>,
@@ -110,6 +111,7 @@ impl ClientBuilder {
             )),
             handler: None,
             max_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            retry: crate::RetryPolicy::none(),
             cache: None,
             roots: Vec::new(),
             files: None,
@@ -432,6 +434,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Resends a request that failed in transit, where that is safe: always when it never
+    /// reached a server, otherwise only for requests without side effects (see
+    /// [`crate::RetryPolicy`]). Default: never. Useful behind a load balancer, where another
+    /// instance takes the resent request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::{Client, RetryPolicy};
+    /// let client = Client::builder("http://127.0.0.1:8931/mcp").retry(RetryPolicy::retries(3)).build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn retry(mut self, policy: crate::RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
     /// Enables result caching with `cache` (clone one [`Cache`] into several builders to share
     /// public entries).
     ///
@@ -588,6 +608,7 @@ impl ClientBuilder {
                 handler: self.handler,
                 timeout: self.timeout,
                 max_rounds: self.max_rounds,
+                retry: self.retry,
                 next_id: AtomicI64::new(1),
                 catalog: Mutex::new(ToolCatalog::default()),
                 cache: self.cache,
@@ -635,6 +656,7 @@ pub(crate) struct Inner {
     handler: Option<HandlerBox>,
     pub(crate) timeout: Option<Duration>,
     max_rounds: u32,
+    retry: crate::RetryPolicy,
     next_id: AtomicI64,
     catalog: Mutex<ToolCatalog>,
     pub(crate) cache: Option<Cache>,
@@ -1038,6 +1060,7 @@ impl Client {
         sink: Sink<'_>,
     ) -> Result<Value> {
         let mut renegotiated = false;
+        let mut resent = 0u32;
         loop {
             let attempt = async {
                 let (id, mut stream) = self
@@ -1055,9 +1078,35 @@ impl Client {
                 {
                     renegotiated = true;
                 }
+                Err(e)
+                    if resent < self.inner.retry.max_retries
+                        && self.may_resend(method_name, params, &e) =>
+                {
+                    resent += 1;
+                    let wait = self.inner.retry.delay(resent);
+                    tracing::info!(method = %method_name, error = %e, attempt = resent, ?wait, "request failed in transit; resending");
+                    tokio::time::sleep(wait).await;
+                }
                 other => return other,
             }
         }
+    }
+
+    /// Whether a request that failed with `e` may be sent again (`retry.rs`).
+    fn may_resend(&self, method_name: &str, params: &Map<String, Value>, e: &Error) -> bool {
+        if crate::retry::never_sent(e) {
+            return true;
+        }
+        if !crate::retry::lost_in_transit(e) {
+            return false;
+        }
+        if method_name == method::TOOLS_CALL {
+            return params
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| self.catalog().repeatable(name));
+        }
+        crate::retry::side_effect_free(method_name)
     }
 
     /// A request whose method may never return `InputRequiredResult` (lists, discover,

@@ -387,6 +387,15 @@ impl Error {
         matches!(&*self.inner, Kind::Transport(_) | Kind::Spawn { .. })
     }
 
+    /// The connection to the server could not be made, so the request never reached it (a
+    /// resend is safe whatever the method).
+    pub fn is_connect_failure(&self) -> bool {
+        match &*self.inner {
+            Kind::Transport(e) => e.is_connect(),
+            _ => false,
+        }
+    }
+
     /// The stdio server exited or closed its stdout: the request is lost (it is never retried).
     /// [`Error::exit_status`] tells how it exited, when known.
     pub fn is_server_exited(&self) -> bool {

@@ -25,9 +25,16 @@ pub(crate) struct ToolCatalog {
     rejected: HashMap<String, String>,
     /// The compiled `outputSchema` of each listed tool that declares one.
     outputs: HashMap<String, std::sync::Arc<crate::output::OutputCheck>>,
+    /// Tools annotated `readOnlyHint` or `idempotentHint`: a call may be resent.
+    repeatable: std::collections::HashSet<String>,
 }
 
 impl ToolCatalog {
+    /// Whether the last listing annotated `name` as read-only or idempotent.
+    pub(crate) fn repeatable(&self, name: &str) -> bool {
+        self.repeatable.contains(name)
+    }
+
     /// Validates every tool, replacing the catalog, and returns the usable tools.
     ///
     /// Invalid tools are dropped with a warning naming the tool and the rule it breaks.
@@ -35,6 +42,7 @@ impl ToolCatalog {
         self.params.clear();
         self.rejected.clear();
         self.outputs.clear();
+        self.repeatable.clear();
         self.extend(tools)
     }
 
@@ -46,6 +54,14 @@ impl ToolCatalog {
             match validate_annotations(&tool.input_schema) {
                 Ok(params) => {
                     self.rejected.remove(&tool.name);
+                    let hints = tool.annotations.as_ref();
+                    if hints.is_some_and(|a| {
+                        a.read_only_hint == Some(true) || a.idempotent_hint == Some(true)
+                    }) {
+                        self.repeatable.insert(tool.name.clone());
+                    } else {
+                        self.repeatable.remove(&tool.name);
+                    }
                     self.params.insert(tool.name.clone(), params);
                     match tool
                         .output_schema
