@@ -54,6 +54,13 @@ pub enum CatalogError {
 
 type Apply = Box<dyn Fn(&Value) + Send + Sync>;
 
+/// The revision and state applied on this instance, and the function applying them.
+struct Applied {
+    rev: u64,
+    state: Value,
+    apply: Apply,
+}
+
 /// The catalog state shared by every instance on the bus. Cheap to clone.
 #[derive(Clone)]
 pub struct SharedCatalog {
@@ -64,9 +71,9 @@ struct Inner {
     redis: Redis,
     bus: RedisBus,
     key: String,
-    /// The revision applied here, and the apply function, under one lock so that two
-    /// revisions never apply at once or out of order.
-    applied: Mutex<(u64, Apply)>,
+    /// What is applied here, under one lock so that two revisions never apply at once or
+    /// out of order.
+    applied: Mutex<Applied>,
 }
 
 impl std::fmt::Debug for SharedCatalog {
@@ -93,7 +100,11 @@ impl SharedCatalog {
                 redis: bus.redis().clone(),
                 bus: bus.clone(),
                 key: bus.redis().key("catalog"),
-                applied: Mutex::new((0, Box::new(apply))),
+                applied: Mutex::new(Applied {
+                    rev: 0,
+                    state: Value::Null,
+                    apply: Box::new(apply),
+                }),
             }),
         };
         if !bus.set_catalog(Arc::new(catalog.clone())) {
@@ -146,10 +157,15 @@ impl SharedCatalog {
 
     /// The revision applied on this instance (0: none yet).
     pub fn revision(&self) -> u64 {
-        self.lock().0
+        self.lock().rev
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Apply)> {
+    /// The state applied on this instance (`null` before the first revision).
+    pub fn state(&self) -> Value {
+        self.lock().state.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Applied> {
         self.inner
             .applied
             .lock()
@@ -159,11 +175,12 @@ impl SharedCatalog {
     /// Applies `revision` if it is newer; `true` when it did.
     fn apply(&self, revision: &CatalogRevision) -> bool {
         let mut applied = self.lock();
-        if revision.rev <= applied.0 {
+        if revision.rev <= applied.rev {
             return false;
         }
-        local_only(|| (applied.1)(&revision.state));
-        applied.0 = revision.rev;
+        local_only(|| (applied.apply)(&revision.state));
+        applied.rev = revision.rev;
+        applied.state = revision.state.clone();
         tracing::info!(revision = revision.rev, "shared catalog: applied");
         true
     }

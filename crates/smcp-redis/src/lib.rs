@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
-//! | [`RedisSessionStore`] | [`smcp_server::legacy::SessionStore`] | 2025-era session records, so a session's next request may land anywhere |
+//! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
 //!
 //! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
@@ -36,6 +36,7 @@ mod bus;
 mod catalog;
 mod client;
 mod replay;
+#[cfg(feature = "legacy")]
 mod sessions;
 mod wire;
 
@@ -43,4 +44,5 @@ pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
 pub use replay::RedisReplayGuard;
+#[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

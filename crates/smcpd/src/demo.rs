@@ -50,9 +50,10 @@ const README: &str = "smcpd is the smcp reference server. Call `tools/list` to s
 pub const CLOCK_URI: &str = "smcp://clock";
 
 /// The tool `toggle_extra` adds and removes.
-const EXTRA_TOOL: &str = "extra";
+/// The tool `toggle_extra` adds and removes.
+pub(crate) const EXTRA_TOOL: &str = "extra";
 
-fn extra_tool() -> smcp_server::ToolBuilder {
+pub(crate) fn extra_tool() -> smcp_server::ToolBuilder {
     tool(EXTRA_TOOL)
         .title("Extra")
         .description("Present only while toggled on by toggle_extra.")
@@ -97,6 +98,11 @@ pub struct DemoConfig {
     /// default; `smcpd --no-legacy` turns them off.
     #[cfg(feature = "legacy")]
     pub legacy: smcp_server::legacy::LegacyConfig,
+    /// Shared state in Redis for running several instances (`smcpd --redis`): the change
+    /// bus, the replay guard, the session store, and `toggle_extra` through the shared
+    /// catalog (attach it with [`crate::cluster::Cluster::attach_catalog`] once built).
+    #[cfg(feature = "redis")]
+    pub cluster: Option<crate::cluster::Cluster>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -120,6 +126,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         tasks,
         #[cfg(feature = "legacy")]
         legacy,
+        #[cfg(feature = "redis")]
+        cluster,
     } = config;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
@@ -129,11 +137,16 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     };
     #[cfg(not(feature = "tasks"))]
     let long_job = "";
+    #[cfg(feature = "redis")]
+    let shared_catalog = cluster
+        .as_ref()
+        .map(crate::cluster::Cluster::catalog_slot)
+        .unwrap_or_default();
     let builder = Server::builder("smcpd", env!("CARGO_PKG_VERSION"))
         .title("smcp reference server")
         .instructions(format!(
             "Demo tools: echo, progress_echo, add, count (progress + cancellation), \
-             toggle_extra (changes the tool list), confirm_action and ask_llm (multi round-trip \
+             toggle_extra (changes the tool list), confirm_action, confirm_once and ask_llm (multi round-trip \
              input: elicitation and sampling){long_job}. Resources smcp://readme and \
              smcp://clock (updated every second; subscribe with subscriptions/listen). Prompt \
              greet."
@@ -150,7 +163,21 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                     "Adds the tool `extra`, or removes it if present; listeners that asked for \
                      toolsListChanged are notified.",
                 )
-                .handler(|call| async move {
+                .handler(move |call| {
+                    #[cfg(feature = "redis")]
+                    let shared = shared_catalog.clone();
+                    async move {
+                    #[cfg(feature = "redis")]
+                    if let Some(catalog) = shared.get() {
+                        let present = crate::cluster::toggle_shared(catalog)
+                            .await
+                            .map_err(|e| HandlerError::failed(format!("shared catalog: {e}")))?;
+                        return Ok(CallToolResult::text(if present {
+                            "added the extra tool (on every instance)"
+                        } else {
+                            "removed the extra tool (on every instance)"
+                        }));
+                    }
                     let server = call
                         .ctx
                         .server()
@@ -162,6 +189,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                         .add_tool(extra_tool())
                         .map_err(|e| HandlerError::failed(e.to_string()))?;
                     Ok(CallToolResult::text("added the extra tool"))
+                }
                 }),
         )
         .resource(
@@ -314,6 +342,20 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         });
     #[allow(unused_mut, reason = "changed only with the files or tasks feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
+    #[cfg(feature = "redis")]
+    if let Some(cluster) = &cluster {
+        builder = builder
+            .change_bus(std::sync::Arc::new(cluster.bus.clone()))
+            .replay_guard(smcp_redis::RedisReplayGuard::new(&cluster.redis));
+        #[cfg(feature = "legacy")]
+        {
+            builder = builder.session_store(smcp_redis::RedisSessionStore::new(
+                &cluster.redis,
+                legacy.max_sessions,
+                legacy.idle_timeout,
+            ));
+        }
+    }
     #[cfg(feature = "legacy")]
     {
         builder = builder.legacy(legacy);

@@ -2,6 +2,8 @@
 //!
 //! The binary (`src/main.rs`) parses flags and serves [`demo_server`] on loopback.
 
+#[cfg(feature = "redis")]
+pub mod cluster;
 pub mod demo;
 #[cfg(feature = "files")]
 pub mod files_demo;

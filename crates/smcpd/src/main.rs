@@ -96,6 +96,10 @@ struct Args {
     #[cfg(feature = "auth")]
     #[command(flatten)]
     auth: auth::AuthFlags,
+    /// Several instances sharing state in Redis.
+    #[cfg(feature = "redis")]
+    #[command(flatten)]
+    redis: RedisFlags,
     /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
     /// single-threaded runtime).
     #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
@@ -200,6 +204,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tls_config.is_some(),
         &format!("{scheme}://{addr}"),
     )?;
+    #[cfg(feature = "redis")]
+    let cluster = args.redis.cluster()?;
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -214,7 +220,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tasks: args.tasks.extension()?,
         #[cfg(feature = "legacy")]
         legacy: args.legacy.config(),
+        #[cfg(feature = "redis")]
+        cluster: cluster.clone(),
     })?;
+    #[cfg(feature = "redis")]
+    if let Some(cluster) = &cluster {
+        cluster.attach_catalog(&server).await?;
+    }
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
             server.clone(),
@@ -298,6 +310,8 @@ async fn run_stdio(
     };
     #[cfg(not(feature = "files"))]
     let _ = (tls, serve_options);
+    #[cfg(feature = "redis")]
+    let cluster = args.redis.cluster()?;
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -312,7 +326,13 @@ async fn run_stdio(
         tasks: args.tasks.extension()?,
         #[cfg(feature = "legacy")]
         legacy: args.legacy.config(),
+        #[cfg(feature = "redis")]
+        cluster: cluster.clone(),
     })?;
+    #[cfg(feature = "redis")]
+    if let Some(cluster) = &cluster {
+        cluster.attach_catalog(&server).await?;
+    }
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
             server.clone(),
@@ -344,6 +364,41 @@ async fn run_stdio(
         task.await??;
     }
     drained(outcome)
+}
+
+/// `--redis`: state shared by several instances.
+#[cfg(feature = "redis")]
+#[derive(Debug, clap::Args)]
+struct RedisFlags {
+    /// Share state with the other instances of this deployment through Redis
+    /// (`redis://[user:password@]host:port/[db]`): change notifications reach every
+    /// instance's listeners, single-use request states are redeemed once across instances,
+    /// 2025-era sessions live there, and `toggle_extra` changes every instance's catalog.
+    /// Without it, everything stays in this process.
+    #[arg(long = "redis", value_name = "URL", env = "SMCPD_REDIS_URL")]
+    url: Option<String>,
+    /// Prefix of every Redis key and of the bus channel: instances of one deployment share
+    /// it; deployments sharing a Redis differ.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        env = "SMCPD_REDIS_PREFIX",
+        default_value = "smcp:"
+    )]
+    redis_prefix: String,
+}
+
+#[cfg(feature = "redis")]
+impl RedisFlags {
+    fn cluster(&self) -> anyhow::Result<Option<smcpd::cluster::Cluster>> {
+        let Some(url) = &self.url else {
+            return Ok(None);
+        };
+        let cluster =
+            smcpd::cluster::Cluster::connect(url, &self.redis_prefix).context("--redis")?;
+        tracing::info!(prefix = %self.redis_prefix, "sharing state through Redis");
+        Ok(Some(cluster))
+    }
 }
 
 /// How long a client may take, and how long shutdown waits.
@@ -419,6 +474,11 @@ struct FilesFlags {
         value_name = "ID:BASE64"
     )]
     files_keys: Vec<String>,
+    /// The data plane's base URL as clients reach it, when that is not this instance's own
+    /// address: the load balancer's URL when several instances serve behind one
+    /// (`docs/deploy.md`). Default: this instance's listen address.
+    #[arg(long, value_name = "URL", env = "SMCPD_FILES_BASE_URL")]
+    files_base_url: Option<String>,
     /// Issue multipart/form-data POST upload descriptors instead of raw PUT.
     #[arg(long)]
     files_multipart: bool,
@@ -582,7 +642,9 @@ fn file_service(
         ..FilesConfig::default()
     };
     let files = Files::new(std::sync::Arc::new(store), keys, config)?;
-    files.set_base_url(base_url)?;
+    files
+        .set_base_url(args.files_base_url.as_deref().unwrap_or(base_url))
+        .context("--files-base-url")?;
     files.spawn_gc(Duration::from_secs(600));
     tracing::info!(store = %dir.display(), "file transfer (SEP-2631) on");
     Ok(Some(files))

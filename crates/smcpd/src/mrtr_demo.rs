@@ -18,7 +18,8 @@ struct TextArgs {
     text: String,
 }
 
-/// Adds `confirm_action` (elicitation) and `ask_llm` (sampling).
+/// Adds `confirm_action` and `confirm_once` (elicitation; the second single-use) and `ask_llm`
+/// (sampling).
 pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
     builder
         .tool(
@@ -34,34 +35,24 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     "required": ["action"]
                 }))
                 .annotations(ToolAnnotations::new().destructive(true))
-                .handler(|call| async move {
-                    let args: ActionArgs = call.args()?;
-                    let answer = call.input.ask(mrtr::elicit_form(
-                        "confirm",
-                        format!("Really {}?", args.action),
-                        json!({
-                            "type": "object",
-                            "properties": {
-                                "confirm": {"type": "boolean", "title": "Go ahead", "default": false},
-                                "note": {"type": "string", "title": "Note for the log", "maxLength": 200}
-                            },
-                            "required": ["confirm"]
-                        }),
-                    ))?;
-                    // Everything above runs on every round; the effect happens only here.
-                    let confirmed = answer.action == ElicitAction::Accept
-                        && answer.content.as_ref().and_then(|c| c.get("confirm"))
-                            == Some(&ElicitValue::Bool(true));
-                    if confirmed {
-                        tracing::info!(action = %args.action, "confirmed action performed");
-                        Ok(CallToolResult::text(format!("done: {}", args.action)))
-                    } else {
-                        Ok::<_, HandlerError>(CallToolResult::text(format!(
-                            "not done: {} ({:?})",
-                            args.action, answer.action
-                        )))
-                    }
-                }),
+                .handler(|call| confirm(call)),
+        )
+        .tool(
+            tool("confirm_once")
+                .title("Confirm, then act, once")
+                .description(
+                    "As confirm_action, but its confirmation is single-use: a retry that \
+                     presents the same requestState again is refused, on any instance that \
+                     shares the replay guard (smcpd --redis).",
+                )
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"action": {"type": "string", "description": "What to do"}},
+                    "required": ["action"]
+                }))
+                .annotations(ToolAnnotations::new().destructive(true))
+                .single_use_state()
+                .handler(|call| confirm(call)),
         )
         .tool(
             tool("ask_llm")
@@ -100,4 +91,33 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     )))
                 }),
         )
+}
+
+/// `confirm_action` and `confirm_once`: ask the user to confirm, then act.
+async fn confirm(call: smcp_server::ToolCall) -> Result<CallToolResult, HandlerError> {
+    let args: ActionArgs = call.args()?;
+    let answer = call.input.ask(mrtr::elicit_form(
+        "confirm",
+        format!("Really {}?", args.action),
+        json!({
+            "type": "object",
+            "properties": {
+                "confirm": {"type": "boolean", "title": "Go ahead", "default": false},
+                "note": {"type": "string", "title": "Note for the log", "maxLength": 200}
+            },
+            "required": ["confirm"]
+        }),
+    ))?;
+    // Everything above runs on every round; the effect happens only here.
+    let confirmed = answer.action == ElicitAction::Accept
+        && answer.content.as_ref().and_then(|c| c.get("confirm")) == Some(&ElicitValue::Bool(true));
+    if confirmed {
+        tracing::info!(action = %args.action, "confirmed action performed");
+        Ok(CallToolResult::text(format!("done: {}", args.action)))
+    } else {
+        Ok(CallToolResult::text(format!(
+            "not done: {} ({:?})",
+            args.action, answer.action
+        )))
+    }
 }
