@@ -35,7 +35,7 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                     "required": ["action"]
                 }))
                 .annotations(ToolAnnotations::new().destructive(true))
-                .handler(|call| confirm(call)),
+                .handler(confirm),
         )
         .tool(
             tool("confirm_once")
@@ -52,7 +52,7 @@ pub fn with_tools(builder: ServerBuilder) -> ServerBuilder {
                 }))
                 .annotations(ToolAnnotations::new().destructive(true))
                 .single_use_state()
-                .handler(|call| confirm(call)),
+                .handler(confirm),
         )
         .tool(
             tool("ask_llm")

@@ -4,6 +4,13 @@
 //! Each test brings up its own cluster (Redis, three smcpd, nginx on free loopback ports)
 //! with the debug smcpd, and takes it down at the end. `SMCP_CLUSTER=skip` skips them.
 
+// scripts/cluster runs smcpd with --redis, the file flags, --no-tasks and legacy sessions.
+#![cfg(all(
+    feature = "redis",
+    feature = "files",
+    feature = "tasks",
+    feature = "legacy"
+))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -93,8 +100,8 @@ fn request(id: u64, method: &str, mut params: Value, caps: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": caps
     });
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
