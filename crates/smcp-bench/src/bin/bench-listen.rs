@@ -27,20 +27,28 @@ fn rss(pid: u32) -> anyhow::Result<u64> {
     procstat::rss_bytes(pid).context("no VmRSS")
 }
 
-/// User + system CPU time of `pid`, in microseconds.
-fn cpu_us(pid: u32) -> anyhow::Result<u64> {
-    procstat::cpu_time_us(pid).context("no CPU time in /proc/<pid>/stat")
+/// User + system CPU time of `pids`, summed, in microseconds.
+fn cpu_us(pids: &[u32]) -> anyhow::Result<u64> {
+    pids.iter()
+        .map(|&pid| procstat::cpu_time_us(pid).context("no CPU time in /proc/<pid>/stat"))
+        .sum()
+}
+
+/// Resident memory of `pids`, summed, in bytes.
+fn rss_sum(pids: &[u32]) -> anyhow::Result<u64> {
+    pids.iter().map(|&pid| rss(pid)).sum()
 }
 
 /// Listen-stream load generator.
 #[derive(Debug, Parser)]
 struct Args {
-    /// Server address (the endpoint is `/mcp`).
-    #[arg(long)]
-    addr: SocketAddr,
-    /// Server process id, for RSS and CPU from /proc.
-    #[arg(long)]
-    server_pid: u32,
+    /// Server address (the endpoint is `/mcp`). Repeat for several instances sharing a bus:
+    /// the streams are spread over them in turn, and the change is made through the first.
+    #[arg(long, required = true)]
+    addr: Vec<SocketAddr>,
+    /// Server process id, for RSS and CPU from /proc (repeat: the figures are summed).
+    #[arg(long, required = true)]
+    server_pid: Vec<u32>,
     /// Listen streams to open.
     #[arg(long, default_value_t = 10_000)]
     streams: usize,
@@ -75,7 +83,7 @@ fn ms(d: Duration) -> f64 {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let rss_before = rss(args.server_pid)?;
+    let rss_before = rss_sum(&args.server_pid)?;
 
     let opened = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
@@ -87,8 +95,12 @@ async fn main() -> anyhow::Result<()> {
     let open_start = Instant::now();
     let mut tasks = Vec::with_capacity(args.streams);
     for i in 0..args.streams {
-        let (addr, gate, opened, failed) =
-            (args.addr, gate.clone(), opened.clone(), failed.clone());
+        let (addr, gate, opened, failed) = (
+            args.addr[i % args.addr.len()],
+            gate.clone(),
+            opened.clone(),
+            failed.clone(),
+        );
         let mut done_rx = done_rx.clone();
         let at_tx = at_tx.clone();
         tasks.push(tokio::spawn(async move {
@@ -138,26 +150,26 @@ async fn main() -> anyhow::Result<()> {
     let open = opened.load(Ordering::Relaxed);
     let failed_open = failed.load(Ordering::Relaxed);
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_open = rss(args.server_pid)?;
+    let rss_open = rss_sum(&args.server_pid)?;
 
     // Idle: only keep-alive comments flow.
-    let (t0, c0) = (Instant::now(), cpu_us(args.server_pid)?);
+    let (t0, c0) = (Instant::now(), cpu_us(&args.server_pid)?);
     tokio::time::sleep(Duration::from_secs(args.idle_secs)).await;
-    let (t1, c1) = (Instant::now(), cpu_us(args.server_pid)?);
+    let (t1, c1) = (Instant::now(), cpu_us(&args.server_pid)?);
     #[allow(clippy::cast_precision_loss)]
     let idle_cpu = (c1 - c0) as f64 / 1e6 / (t1 - t0).as_secs_f64() * 100.0;
-    let rss_idle = rss(args.server_pid)?;
+    let rss_idle = rss_sum(&args.server_pid)?;
 
     // One change.
     let call = json!({
         "jsonrpc": "2.0", "id": "trigger", "method": "tools/call",
         "params": {"_meta": meta(CLIENT), "name": args.trigger_tool, "arguments": {}}
     });
-    let mut trigger = TcpStream::connect(args.addr).await?;
+    let mut trigger = TcpStream::connect(args.addr[0]).await?;
     let extra = format!("Mcp-Name: {}\r\nConnection: close\r\n", args.trigger_tool);
     let sent = Instant::now();
     trigger
-        .write_all(&request(args.addr, &call, &extra))
+        .write_all(&request(args.addr[0], &call, &extra))
         .await?;
     let mut reply = Vec::new();
     trigger.read_to_end(&mut reply).await?;
@@ -181,6 +193,7 @@ async fn main() -> anyhow::Result<()> {
     let streams = open.max(1) as u64;
     let summary = json!({
         "streams_requested": args.streams,
+        "instances": args.addr.len(),
         "streams_open": open,
         "open_failures": failed_open,
         "open_time_s": open_time.as_secs_f64(),
