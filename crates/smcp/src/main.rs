@@ -105,6 +105,11 @@ struct Cli {
     /// Timeout for establishing the connection (TCP and TLS), in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), global = true)]
     connect_timeout: u64,
+    /// Resend a request that failed in transit up to N times, where that is safe: one that
+    /// never reached the server, or one without side effects (lists, reads, a call of a tool
+    /// listed read-only or idempotent). For a server behind a load balancer.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=10), global = true)]
+    retries: u32,
     /// Do not keep the server's cacheable lists between runs (by default `smcp call` reuses
     /// the tool list for as long as the server's `ttlMs` allows; see SMCP_CACHE_DIR).
     #[arg(long, global = true)]
@@ -368,6 +373,7 @@ fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result
     let mut builder = builder
         .timeout(timeout)
         .connect_timeout(Duration::from_secs(cli.connect_timeout))
+        .retry(smcp_client::RetryPolicy::retries(cli.retries))
         .tasks(!cli.no_tasks)
         .client_info(smcp_client::proto::basic::Implementation::new(
             "smcp",
