@@ -4,7 +4,7 @@
 //!
 //! Every instance given the same bucket, prefix and files key serves every other one's files:
 //! the file records (`files/<id>.json`), the upload claims (`tmp/<id>.claim`) and the bytes
-//! (`blobs/<sha-256>`) are objects in the bucket, and the record and the claim are written
+//! (`blobs/<random>`, named by the record) are objects in the bucket, and the record and the claim are written
 //! with a conditional put (`If-None-Match: *`, [`object_store::PutMode::Create`]), so exactly
 //! one instance wins a race for a descriptor. The probe checks that the endpoint honours that
 //! precondition and refuses to start on one that does not.
