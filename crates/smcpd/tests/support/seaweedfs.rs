@@ -83,6 +83,10 @@ impl SeaweedFs {
                 "-metricsPort=0",
                 "-s3.port.iceberg=0",
                 "-s3.port.lance=0",
+                // The default (1 % of the disk) makes volumes read-only on a big, nearly full
+                // disk; these tests write under 100 MB.
+                "-volume.minFreeSpace=256MiB",
+                "-volume.preStopSeconds=0",
                 "-master.volumeSizeLimitMB=1024",
             ])
             .stdout(Stdio::null())
@@ -203,12 +207,12 @@ pub(crate) fn smcpd_with_env(extra: &[&str], env: &[(&'static str, String)]) -> 
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr: SocketAddr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap();
+    let Some(url) = line.trim().strip_prefix("listening on http://") else {
+        let _ = child.wait();
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
+        panic!("smcpd did not start (first line {line:?}): {err}");
+    };
+    let addr: SocketAddr = url.trim_end_matches("/mcp").parse().unwrap();
     Smcpd { child, addr }
 }
