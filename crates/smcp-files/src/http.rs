@@ -371,6 +371,7 @@ where
         created_at: now,
         expires_at: claims.ret.unwrap_or(now + cfg.retention),
         detected_type: sniff::detect(&head).map(str::to_owned),
+        blob: None,
     };
     match staged.commit(meta.clone()).await {
         Ok(()) => {

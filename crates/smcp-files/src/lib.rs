@@ -7,6 +7,9 @@
 //!   shared by instances), so any instance verifies what another issued; no server-side
 //!   session state.
 //! - [`meta`]: [`FileMeta`], stored next to the bytes so any instance resolves a file URI.
+//! - [`s3`] (feature `s3`): [`S3StoreBuilder`], an [`ObjectStoreFileStore`] on an S3 bucket
+//!   (`s3://bucket/prefix`, configured from the `AWS_*` environment variables, probed at
+//!   build).
 //! - [`schema`]: finds `x-mcp-file` declarations in tool and elicitation schemas.
 //! - [`sniff`]: the media type magic bytes show, checked with the declared one against
 //!   `accept`.
@@ -22,6 +25,8 @@ pub mod extension;
 pub mod handle;
 pub mod http;
 pub mod meta;
+#[cfg(feature = "s3")]
+pub mod s3;
 pub mod schema;
 pub mod service;
 pub mod sniff;
@@ -32,6 +37,8 @@ pub use error::{FileError, StoreError};
 pub use extension::{FileArgs, FilesExtension, FilesToolCall, file_error_result};
 pub use handle::{ByteStream, FileHandle};
 pub use meta::FileMeta;
+#[cfg(feature = "s3")]
+pub use s3::{S3Error, S3Location, S3StoreBuilder};
 pub use schema::{DeclarationError, FileField, file_fields};
 pub use service::{BaseUrlError, check_base_url};
 pub use service::{

@@ -29,6 +29,11 @@ pub struct FileMeta {
     /// one; checked against a field's `accept` with the declared type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detected_type: Option<String>,
+    /// Where an [`crate::ObjectStoreFileStore`] keeps the bytes (`blobs/<random>`), set by
+    /// the store at commit; `None`: under the digest (`blobs/<digest>`), as the local store
+    /// keeps them. Stores ignore a value they did not write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
 }
 
 impl FileMeta {

@@ -523,6 +523,7 @@ impl Files {
             created_at: now,
             expires_at: now + self.inner.config.retention,
             detected_type: sniff::detect(&head).map(str::to_owned),
+            blob: None,
         };
         staged.commit(meta.clone()).await?;
         Ok(meta.file_value(self.uri_for(&meta.id)))

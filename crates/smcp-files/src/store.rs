@@ -71,7 +71,8 @@ pub trait FileStore: Send + Sync + std::fmt::Debug + 'static {
 pub trait StagedFile: Send {
     /// Appends bytes.
     fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, Result<(), StoreError>>;
-    /// Makes the bytes visible under `meta.id` (content-addressed by `meta.digest`).
+    /// Makes the bytes visible under `meta.id` (the local store content-addresses them by
+    /// `meta.digest`; an object store names them in `meta.blob`).
     fn commit(self: Box<Self>, meta: FileMeta) -> BoxFuture<'static, Result<(), StoreError>>;
     /// Discards the bytes now.
     fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
@@ -521,9 +522,18 @@ impl FileStore for LocalFileStore {
     }
 }
 
-/// Any `object_store` backend (S3, GCS, Azure, local, in-memory): `blobs/<digest>`,
-/// `files/<id>.json`, `tmp/<random>`. Staged bytes stream through a multipart
-/// [`object_store::buffered::BufWriter`]; the record is written with `PutMode::Create`.
+/// Any `object_store` backend (S3, GCS, Azure, local, in-memory): `blobs/<random>` (the
+/// bytes), `files/<id>.json` (the record, naming its object in [`FileMeta::blob`]),
+/// `tmp/<id>.claim` (upload claims); `blobs/<digest>` is still read for a record that names
+/// no object (written before objects were named).
+///
+/// Staged bytes stream through an [`object_store::buffered::BufWriter`] to their final key:
+/// up to its capacity (10 MiB) they are buffered, beyond it they go as a multipart upload, and
+/// either way the object appears only when the write is completed, at commit, after the
+/// caller verified size and digest; an aborted write is aborted (a multipart upload of a
+/// killed process stays uncompleted, invisible, for the bucket's lifecycle rule). The record
+/// is written with `PutMode::Create`, so of two commits of one id exactly one wins; the
+/// loser's object is deleted. No bytes are copied.
 #[derive(Debug, Clone)]
 pub struct ObjectStoreFileStore {
     store: Arc<dyn ObjectStore>,
@@ -544,6 +554,23 @@ impl ObjectStaged {
 
 fn os_path(dir: &str, name: &str) -> object_store::path::Path {
     object_store::path::Path::from(format!("{dir}/{name}"))
+}
+
+/// Where a record's bytes are: the object it names (`blobs/<32 hex digits>`, nothing else),
+/// or `blobs/<digest>` for a record that names none.
+fn blob_path(meta: &FileMeta) -> Result<object_store::path::Path, StoreError> {
+    match &meta.blob {
+        None => Ok(os_path("blobs", &meta.digest.value)),
+        Some(key) => match key.strip_prefix("blobs/") {
+            Some(name) if name.len() == 32 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Ok(os_path("blobs", name))
+            }
+            _ => Err(StoreError::Io(format!(
+                "corrupt metadata: record {} names an object outside blobs/",
+                meta.id
+            ))),
+        },
+    }
 }
 
 struct ObjectStaged {
@@ -590,31 +617,36 @@ impl StagedFile for ObjectStaged {
         })
     }
 
-    fn commit(mut self: Box<Self>, meta: FileMeta) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn commit(
+        mut self: Box<Self>,
+        mut meta: FileMeta,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(async move {
             let mut writer = self
                 .writer
                 .take()
                 .ok_or_else(|| StoreError::Io("staged object closed".into()))?;
             let store = self.store.clone();
-            let tmp = self.path.clone();
+            let object = self.path.clone();
+            let record = os_path("files", &format!("{}.json", meta.id));
+            if store.head(&record).await.is_ok() {
+                let _ = writer.abort().await;
+                return Err(StoreError::AlreadyExists);
+            }
+            // The object appears now, verified; it is the file once the record names it.
             writer
                 .shutdown()
                 .await
                 .map_err(|e| StoreError::Io(e.to_string()))?;
-            let record = os_path("files", &format!("{}.json", meta.id));
-            if store.head(&record).await.is_ok() {
-                let _ = store.delete(&tmp).await;
-                return Err(StoreError::AlreadyExists);
-            }
-            let blob = os_path("blobs", &meta.digest.value);
-            let copied = store.copy(&tmp, &blob).await;
-            let _ = store.delete(&tmp).await;
-            copied?;
+            meta.blob = Some(object.to_string());
             let json = meta_json(&meta)?;
-            store
+            let created = store
                 .put_opts(&record, PutPayload::from(json), PutMode::Create.into())
-                .await?;
+                .await;
+            if created.is_err() {
+                let _ = store.delete(&object).await;
+            }
+            created?;
             // Dropping `self` releases the upload claim, now that the record is in place.
             Ok(())
         })
@@ -639,7 +671,7 @@ impl StagedFile for ObjectStaged {
 
 impl ObjectStoreFileStore {
     fn staged(&self, claim: Option<object_store::path::Path>) -> Result<ObjectStaged, StoreError> {
-        let path = os_path("tmp", &random_name::<16>()?);
+        let path = os_path("blobs", &random_name::<16>()?);
         let writer = object_store::buffered::BufWriter::new(self.store.clone(), path.clone());
         Ok(ObjectStaged {
             store: self.store.clone(),
@@ -702,10 +734,7 @@ impl FileStore for ObjectStoreFileStore {
 
     fn open<'a>(&'a self, meta: &'a FileMeta) -> BoxFuture<'a, Result<ByteStream, StoreError>> {
         Box::pin(async move {
-            let result = self
-                .store
-                .get(&os_path("blobs", &meta.digest.value))
-                .await?;
+            let result = self.store.get(&blob_path(meta)?).await?;
             let stream = result
                 .into_stream()
                 .map_err(|e| std::io::Error::other(e.to_string()));
@@ -751,8 +780,8 @@ impl FileStore for ObjectStoreFileStore {
                 if now >= meta.expires_at {
                     self.delete(&meta.id).await?;
                     report.expired += 1;
-                } else {
-                    live.insert(meta.digest.value);
+                } else if let Ok(path) = blob_path(&meta) {
+                    live.insert(path);
                 }
             }
             let cutoff = i64::try_from(now.saturating_sub(grace)).unwrap_or(i64::MAX);
@@ -761,17 +790,16 @@ impl FileStore for ObjectStoreFileStore {
                 let mut listing = self.store.list(Some(&prefix));
                 while let Some(object) = listing.next().await {
                     let object = object?;
-                    let name = object.location.filename().unwrap_or_default().to_owned();
-                    if dir == "blobs" && live.contains(&name) {
+                    if live.contains(&object.location) {
                         continue;
                     }
                     if object.last_modified.timestamp() <= cutoff
                         && self.store.delete(&object.location).await.is_ok()
                     {
-                        if dir == "blobs" {
-                            report.blobs += 1;
-                        } else {
+                        if dir == "tmp" {
                             report.staging += 1;
+                        } else {
+                            report.blobs += 1;
                         }
                     }
                 }

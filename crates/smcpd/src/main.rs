@@ -203,7 +203,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         &args.files,
         tls_config.is_some(),
         &format!("{scheme}://{addr}"),
-    )?;
+    )
+    .await?;
     #[cfg(feature = "redis")]
     let cluster = args.redis.cluster()?;
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
@@ -302,7 +303,7 @@ async fn run_stdio(
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let scheme = if tls { "https" } else { "http" };
         let base = format!("{scheme}://{}", listener.local_addr()?);
-        let files = file_service(&args.files, tls, &base)?;
+        let files = file_service(&args.files, tls, &base).await?;
         tracing::info!(%base, "SEP-2631 data plane over HTTP");
         (files, Some(listener))
     } else {
@@ -513,6 +514,27 @@ struct FilesFlags {
     /// (the disk is the limit).
     #[arg(long, value_name = "BYTES")]
     files_store_quota: Option<u64>,
+    /// Store files in an S3 bucket instead of on local disk: `s3://BUCKET[/PREFIX]`. The
+    /// endpoint, region and credentials come from the environment (`AWS_ENDPOINT_URL`,
+    /// `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_ALLOW_HTTP=true` for a
+    /// plain-http endpoint). Instances sharing the bucket, the prefix and --files-key serve
+    /// each other's uploads and downloads. The bucket is probed at start (it must exist and
+    /// honour conditional puts).
+    #[cfg(feature = "s3")]
+    #[arg(
+        long,
+        value_name = "s3://BUCKET[/PREFIX]",
+        env = "SMCPD_FILES_STORE",
+        conflicts_with_all = ["files_dir", "files_store_quota"],
+        value_parser = parse_files_store
+    )]
+    files_store: Option<smcp_files::S3Location>,
+}
+
+/// `--files-store`: an `s3://` URL, with the reason when malformed.
+#[cfg(feature = "s3")]
+fn parse_files_store(text: &str) -> Result<smcp_files::S3Location, String> {
+    smcp_files::S3Location::parse(text).map_err(|e| e.to_string())
 }
 
 /// The SEP-2663 flags.
@@ -596,12 +618,12 @@ impl TasksFlags {
 /// The SEP-2631 file service from the flags: on with TLS, or with `--insecure-http-files`
 /// on loopback; off otherwise.
 #[cfg(feature = "files")]
-fn file_service(
+async fn file_service(
     args: &FilesFlags,
     tls: bool,
     base_url: &str,
 ) -> anyhow::Result<Option<smcp_files::Files>> {
-    use smcp_files::{Files, FilesConfig, LocalFileStore, UploadStyle};
+    use smcp_files::{Files, FilesConfig, UploadStyle};
     if args.no_files {
         return Ok(None);
     }
@@ -609,17 +631,7 @@ fn file_service(
         // Said after the ready line (an optional feature, not a problem).
         return Ok(None);
     }
-    let dir = args
-        .files_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join("smcpd-files"));
-    let mut store = LocalFileStore::open(&dir)
-        .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
-    if let Some(quota) = args.files_store_quota {
-        store = store
-            .with_quota(quota)
-            .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
-    }
+    let (store, described) = file_store(args).await?;
     let keys = match smcp_server::KeyRing::parse_all(&args.files_keys)
         .context("--files-key expects ID:BASE64 (32 bytes)")?
     {
@@ -641,13 +653,42 @@ fn file_service(
         max_call_bytes: args.files_max_call_bytes,
         ..FilesConfig::default()
     };
-    let files = Files::new(std::sync::Arc::new(store), keys, config)?;
+    let files = Files::new(store, keys, config)?;
     files
         .set_base_url(args.files_base_url.as_deref().unwrap_or(base_url))
         .context("--files-base-url")?;
     files.spawn_gc(Duration::from_secs(600));
-    tracing::info!(store = %dir.display(), "file transfer (SEP-2631) on");
+    tracing::info!(store = %described, "file transfer (SEP-2631) on");
     Ok(Some(files))
+}
+
+/// The file store from the flags, and how to name it in the log: the S3 bucket of
+/// `--files-store` (probed), else the local directory of `--files-dir`.
+#[cfg(feature = "files")]
+async fn file_store(
+    args: &FilesFlags,
+) -> anyhow::Result<(std::sync::Arc<dyn smcp_files::FileStore>, String)> {
+    #[cfg(feature = "s3")]
+    if let Some(location) = &args.files_store {
+        let store = smcp_files::S3StoreBuilder::from_env(&location.to_string())
+            .map_err(|e| anyhow::anyhow!("--files-store {location}: {e}"))?
+            .build()
+            .await
+            .map_err(|e| anyhow::anyhow!("--files-store {location}: {e}"))?;
+        return Ok((std::sync::Arc::new(store), location.to_string()));
+    }
+    let dir = args
+        .files_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("smcpd-files"));
+    let mut store = smcp_files::LocalFileStore::open(&dir)
+        .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+    if let Some(quota) = args.files_store_quota {
+        store = store
+            .with_quota(quota)
+            .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
+    }
+    Ok((std::sync::Arc::new(store), dir.display().to_string()))
 }
 
 /// Completes on Ctrl-C or SIGTERM.
