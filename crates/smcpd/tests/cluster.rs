@@ -1,8 +1,9 @@
 //! Several smcpd instances sharing Redis behind nginx (`scripts/cluster`): what a request,
 //! a listener and a load see when they land on different instances.
 //!
-//! Each test brings up its own cluster (Redis, three smcpd, nginx on free loopback ports)
-//! with the debug smcpd, and takes it down at the end. `SMCP_CLUSTER=skip` skips them.
+//! Each test brings up its own cluster (Redis, three smcpd, nginx on free loopback ports; the
+//! file test also SeaweedFS as the shared S3 file store) with the debug smcpd, and takes it
+//! down at the end. `SMCP_CLUSTER=skip` skips them.
 
 // scripts/cluster runs smcpd with --redis, the file flags, --no-tasks and legacy sessions.
 #![cfg(all(
@@ -35,6 +36,8 @@ macro_rules! need_cluster {
 /// One cluster, down on drop.
 struct Cluster {
     dir: PathBuf,
+    /// `SMCP_CLUSTER_FILES`: `local` (a shared directory) or `s3` (SeaweedFS).
+    files: &'static str,
     /// The load balancer's MCP URL.
     url: String,
 }
@@ -44,7 +47,12 @@ fn repo() -> PathBuf {
 }
 
 impl Cluster {
+    /// A cluster whose file store is a directory shared by the instances (starts faster).
     fn up() -> Self {
+        Self::up_with("local")
+    }
+
+    fn up_with(files: &'static str) -> Self {
         static N: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "smcp-cluster-{}-{}",
@@ -53,6 +61,7 @@ impl Cluster {
         ));
         let mut cluster = Self {
             dir,
+            files,
             url: String::new(),
         };
         let out = cluster.script(&["up", "3"]);
@@ -67,6 +76,7 @@ impl Cluster {
             .env("SMCP_CLUSTER_DIR", &self.dir)
             .env("SMCP_CLUSTER_BIN", env!("CARGO_BIN_EXE_smcpd"))
             .env("SMCP_CLUSTER_NO_BUILD", "1")
+            .env("SMCP_CLUSTER_FILES", self.files)
             .stderr(Stdio::inherit())
             .output()
             .expect("run scripts/cluster");
@@ -406,4 +416,79 @@ async fn an_instance_killed_mid_load_costs_no_acknowledged_request() {
                 .contains(&"echo".to_owned())
         );
     }
+}
+
+#[tokio::test]
+async fn a_file_uploaded_through_one_instance_is_used_through_a_second_and_downloaded_through_a_third()
+ {
+    need_cluster!();
+    // The S3 store (SeaweedFS) shared by the instances, unless S3 is skipped.
+    let s3_skipped = std::env::var("SMCP_S3").is_ok_and(|v| v == "skip");
+    let c = Cluster::up_with(if s3_skipped { "local" } else { "s3" });
+    let client = |url: String| {
+        Client::builder(url)
+            .files(smcp_client::FileTransfer {
+                allow_insecure_loopback: true,
+                ..smcp_client::FileTransfer::default()
+            })
+            .build()
+            .unwrap()
+    };
+    // Every instance's descriptors point at the load balancer (--files-base-url); a client
+    // per instance makes each step land where the test says.
+    let (a, b, cc) = (
+        client(c.instance(1)),
+        client(c.instance(2)),
+        client(c.instance(3)),
+    );
+    let bytes: Vec<u8> = (0..3u32 << 20)
+        .map(|i| {
+            if i % 80 == 79 {
+                b'\n'
+            } else {
+                b'a' + (i % 26) as u8
+            }
+        })
+        .collect();
+    let file = a
+        .upload_bytes(
+            bytes.clone().into(),
+            smcp_client::files::UploadMeta::new(0).name("cluster.txt"),
+            None,
+        )
+        .await
+        .unwrap();
+    let call = b
+        .call_tool("analyze_document", json!({"document": file.uri}))
+        .await
+        .unwrap();
+    let out = serde_json::to_value(&call).unwrap();
+    assert_ne!(out["isError"], json!(true), "{out}");
+    assert_eq!(
+        out["structuredContent"]["digest"]["value"],
+        serde_json::to_value(&file.digest).unwrap()["value"],
+        "{out}"
+    );
+    let mut downloaded = Vec::new();
+    let meta = cc
+        .download_into(&file.uri, &mut downloaded, None)
+        .await
+        .unwrap();
+    assert_eq!(downloaded, bytes);
+    assert_eq!(meta.size, file.size);
+    // And entirely through nginx, wherever each step lands.
+    let lb = client(c.url.clone());
+    let again = lb
+        .upload_bytes(
+            bytes.clone().into(),
+            smcp_client::files::UploadMeta::new(0).name("again.txt"),
+            None,
+        )
+        .await
+        .unwrap();
+    let mut through = Vec::new();
+    lb.download_into(&again.uri, &mut through, None)
+        .await
+        .unwrap();
+    assert_eq!(through, bytes);
 }
