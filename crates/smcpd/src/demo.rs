@@ -97,6 +97,11 @@ pub struct DemoConfig {
     /// default; `smcpd --no-legacy` turns them off.
     #[cfg(feature = "legacy")]
     pub legacy: smcp_server::legacy::LegacyConfig,
+    /// Where the server's measurements go (`smcpd --metrics-listen` passes a
+    /// `smcp_server::metrics::Prometheus`); `None` records nothing.
+    pub metrics: Option<std::sync::Arc<dyn smcp_server::core::metrics::Metrics>>,
+    /// Health checks readiness asks (a shared store, a bus); empty = ready unless draining.
+    pub health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -120,6 +125,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         tasks,
         #[cfg(feature = "legacy")]
         legacy,
+        metrics,
+        health_checks,
     } = config;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
@@ -314,6 +321,12 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         });
     #[allow(unused_mut, reason = "changed only with the files or tasks feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
+    if let Some(metrics) = metrics {
+        builder = builder.metrics(metrics);
+    }
+    for check in health_checks {
+        builder = builder.health_check_arc(check);
+    }
     #[cfg(feature = "legacy")]
     {
         builder = builder.legacy(legacy);

@@ -54,6 +54,21 @@ struct Args {
     /// Deadlines for slow or stalled clients.
     #[command(flatten)]
     deadlines: Deadlines,
+    /// Serve Prometheus metrics at `GET /metrics`, and the readiness and liveness probes, on a
+    /// listener of its own at this address (off by default). No Host check and no
+    /// authentication there: keep it on a network only the operator reaches. With it, SIGTERM
+    /// makes readiness answer 503 while requests drain.
+    #[cfg(feature = "metrics")]
+    #[arg(long, env = "SMCPD_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// Path of the readiness probe (200 when every health check passes, 503 with the failing
+    /// ones or while draining), on --listen and on --metrics-listen.
+    #[arg(long, value_name = "PATH", default_value = "/readyz", value_parser = smcpd::probe_path)]
+    readyz_path: String,
+    /// Path of the liveness probe (200 while the process answers), on --listen and on
+    /// --metrics-listen.
+    #[arg(long, value_name = "PATH", default_value = "/livez", value_parser = smcpd::probe_path)]
+    livez_path: String,
     /// A key sealing multi round-trip `requestState`, as `ID:BASE64` (32 bytes). Repeat to
     /// rotate: the first seals, all open. Instances that share keys accept each other's
     /// retries. Without one, a random per-process key is used.
@@ -200,6 +215,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tls_config.is_some(),
         &format!("{scheme}://{addr}"),
     )?;
+    #[cfg(feature = "metrics")]
+    let prometheus = args
+        .metrics_listen
+        .map(|_| smcp_server::metrics::Prometheus::new());
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -214,6 +233,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tasks: args.tasks.extension()?,
         #[cfg(feature = "legacy")]
         legacy: args.legacy.config(),
+        #[cfg(feature = "metrics")]
+        metrics: prometheus.clone().map(|p| {
+            std::sync::Arc::new(p) as std::sync::Arc<dyn smcp_server::core::metrics::Metrics>
+        }),
+        #[cfg(not(feature = "metrics"))]
+        metrics: None,
+        health_checks: Vec::new(),
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -221,6 +247,34 @@ async fn run(args: Args) -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
+    #[cfg(feature = "files")]
+    if let Some(files) = &files {
+        files.set_metrics(server.metrics());
+    }
+    #[cfg(feature = "metrics")]
+    let ops = match (args.metrics_listen, prometheus) {
+        (Some(addr), Some(prometheus)) => Some(
+            start_ops(
+                addr,
+                &server,
+                prometheus,
+                &args.readyz_path,
+                &args.livez_path,
+            )
+            .await?,
+        ),
+        _ => None,
+    };
+    #[cfg(not(feature = "metrics"))]
+    let ops: Option<Ops> = None;
+    // With an operations listener, readiness turns 503 as soon as the drain starts.
+    let draining = ops.as_ref().map(|_| server.clone());
+    let shutdown = async move {
+        shutdown_signal().await;
+        if let Some(server) = draining {
+            server.shutdown();
+        }
+    };
     let url = format!("{scheme}://{addr}/mcp");
     #[cfg(feature = "auth")]
     let auth = {
@@ -245,7 +299,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
              --tls-self-signed DIR) or pass --insecure-http-files on loopback"
         );
     }
-    let endpoint = server.endpoint("/mcp");
+    let endpoint = server
+        .endpoint("/mcp")
+        .readiness(&args.readyz_path)
+        .liveness(&args.livez_path);
     // The SEP-2631 data plane (uploads and downloads) on the other paths.
     #[cfg(feature = "files")]
     let endpoint = match &files {
@@ -263,14 +320,55 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let outcome = match auth {
         Some(auth) => {
             let app = tower::Layer::layer(&auth, endpoint);
-            smcp_server::serve(listener, app, options, shutdown_signal()).await?
+            smcp_server::serve(listener, app, options, shutdown).await?
         }
-        None => smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?,
+        None => smcp_server::serve(listener, endpoint, options, shutdown).await?,
     };
     #[cfg(not(feature = "auth"))]
-    let outcome = smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?;
+    let outcome = smcp_server::serve(listener, endpoint, options, shutdown).await?;
     server.shutdown();
+    if let Some(ops) = ops {
+        let _ = ops.stop.send(());
+        ops.task.await??;
+    }
     drained(outcome)
+}
+
+/// The operations listener (`--metrics-listen`): its task and how to stop it.
+struct Ops {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<smcp_server::Drained>>,
+}
+
+/// Binds `--metrics-listen` and serves the metrics and the probes there until stopped.
+#[cfg(feature = "metrics")]
+async fn start_ops(
+    addr: SocketAddr,
+    server: &smcp_server::Server,
+    prometheus: smcp_server::metrics::Prometheus,
+    readyz: &str,
+    livez: &str,
+) -> anyhow::Result<Ops> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} (--metrics-listen)"))?;
+    let local = listener.local_addr()?;
+    let router = smcp_server::http::OpsRouter::new(server)
+        .readiness(readyz)
+        .liveness(livez)
+        .metrics("/metrics", prometheus)
+        .build();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = ServeOptions {
+        max_connections: 64,
+        shutdown_timeout: Duration::from_secs(1),
+        ..ServeOptions::default()
+    };
+    let task = tokio::spawn(smcp_server::serve(listener, router, options, async move {
+        let _ = stopped.await;
+    }));
+    tracing::info!("metrics on http://{local}/metrics, readiness on http://{local}{readyz}");
+    Ok(Ops { stop, task })
 }
 
 /// `--stdio`: the demo server on standard input and output. The SEP-2631 data plane, when
@@ -312,6 +410,8 @@ async fn run_stdio(
         tasks: args.tasks.extension()?,
         #[cfg(feature = "legacy")]
         legacy: args.legacy.config(),
+        metrics: None,
+        health_checks: Vec::new(),
     })?;
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(

@@ -20,6 +20,7 @@
 //! | `listen` | `subscriptions/listen`, the protocol side |
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
 //! | [`reply`] | typed replies and the response writer |
+//! | [`metrics`], [`health`] | the metrics seam (a plain trait, a no-op when off) and readiness checks |
 
 pub mod access;
 pub(crate) mod builder;
@@ -30,11 +31,13 @@ pub(crate) mod dispatch;
 pub mod error;
 pub mod extension;
 pub mod handler;
+pub mod health;
 pub mod keys;
 #[cfg(feature = "legacy")]
 pub mod legacy;
 pub(crate) mod listen;
 pub(crate) mod meta;
+pub mod metrics;
 pub mod mrtr;
 pub(crate) mod pagination;
 pub mod prompts;

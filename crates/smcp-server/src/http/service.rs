@@ -81,6 +81,10 @@ impl McpService {
         Self { shared }
     }
 
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Serves one HTTP request.
     ///
     /// # Examples
@@ -136,19 +140,29 @@ impl McpService {
             name = field::Empty,
             status = field::Empty,
             duration_us = field::Empty,
+            trace_id = field::Empty,
+            parent_span_id = field::Empty,
         );
+        let metered = self.shared.metrics.is_on();
         let fut = handle(self.shared.clone(), request);
-        if span.is_disabled() {
-            // Nothing records the span: no clock, no wrapper.
+        if span.is_disabled() && !metered {
+            // Nothing records the span and no metrics: no clock, no wrapper.
             return futures_util::future::Either::Left(fut);
         }
+        let shared = metered.then(|| self.shared.clone());
         // Boxed so that the untraced path above keeps a small future.
         futures_util::future::Either::Right(Box::pin(async move {
             let start = Instant::now();
-            let response = fut.instrument(span.clone()).await;
-            span.record("status", response.status().as_u16());
-            span.record("duration_us", start.elapsed().as_micros() as u64);
-            span.in_scope(|| tracing::debug!("served"));
+            let fut = fut.instrument(span.clone());
+            let response = match shared {
+                Some(shared) => super::observe::metered(shared, start, fut).await,
+                None => fut.await,
+            };
+            if !span.is_disabled() {
+                span.record("status", response.status().as_u16());
+                span.record("duration_us", start.elapsed().as_micros() as u64);
+                span.in_scope(|| tracing::debug!("served"));
+            }
             response
         }))
     }
@@ -325,6 +339,9 @@ fn legacy_post(
     parts: &http::request::Parts,
     bytes: &Bytes,
 ) -> Step {
+    if shared.metrics.is_on() {
+        super::observe::note_method("legacy");
+    }
     match super::legacy::head(parts) {
         Ok(head) => Step::Stream(Box::pin(super::legacy::post(
             shared,
@@ -346,9 +363,18 @@ fn handle_request(
 ) -> Step {
     let span = tracing::Span::current();
     span.record("method", &*request.method);
+    let metered = shared.metrics.is_on();
+    if metered {
+        super::observe::note_method(shared.method_label(&request.method));
+    }
     let checked = match pipeline::check(&shared, &parts.headers, &request) {
         Ok(c) => c,
-        Err(rejection) => return Step::Done(reject(rejection)),
+        Err(rejection) => {
+            if metered {
+                super::observe::note_code(rejection.error.code);
+            }
+            return Step::Done(reject(rejection));
+        }
     };
     if let Some(name) = request.name() {
         span.record("name", name);
