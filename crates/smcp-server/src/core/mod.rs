@@ -20,6 +20,7 @@
 //! | `listen` | `subscriptions/listen`, the protocol side |
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
 //! | [`reply`] | typed replies and the response writer |
+//! | [`trace`] | W3C trace context from `_meta` or the transport's headers |
 //! | [`metrics`], [`health`] | the metrics seam (a plain trait, a no-op when off) and readiness checks |
 
 pub mod access;
@@ -47,6 +48,7 @@ mod runtime;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub mod tools;
+pub mod trace;
 #[cfg(feature = "schemars")]
 pub mod typed;
 mod typemap;

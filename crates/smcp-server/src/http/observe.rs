@@ -20,6 +20,7 @@ use http::{Response, StatusCode, header};
 use crate::core::health::Readiness;
 use crate::core::metrics::RequestRecord;
 use crate::core::server::{Server, Shared};
+use crate::core::trace::TraceContext;
 
 tokio::task_local! {
     static PROBE: Probe;
@@ -85,6 +86,24 @@ pub(crate) async fn probe(
     } else {
         liveness_response()
     }
+}
+
+/// The request's trace context (see [`crate::core::trace`]), recorded on its span as
+/// `trace_id` and `parent_span_id`. Only called when the span is enabled.
+pub(crate) fn trace_context(
+    span: &tracing::Span,
+    parts: &http::request::Parts,
+    request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
+) -> Option<TraceContext> {
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let (ctx, _source) = TraceContext::of_request(
+        request.meta.as_deref(),
+        header("traceparent"),
+        header("tracestate"),
+    )?;
+    span.record("trace_id", ctx.trace_id_hex());
+    span.record("parent_span_id", ctx.parent_id_hex());
+    Some(ctx)
 }
 
 /// The readiness answer: 200 when ready, 503 otherwise, with the verdict as JSON.

@@ -144,6 +144,24 @@ impl McpService {
             parent_span_id = field::Empty,
         );
         let metered = self.shared.metrics.is_on();
+        // The HTTP exchange's own span follows the `traceparent` header (what a proxy in
+        // front sees); the handler span below follows the request's context (`_meta` first).
+        #[cfg(feature = "otel")]
+        if !span.is_disabled()
+            && let Some(ctx) = request
+                .headers()
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|tp| {
+                    let ts = request
+                        .headers()
+                        .get("tracestate")
+                        .and_then(|v| v.to_str().ok());
+                    crate::core::trace::TraceContext::parse(tp, ts)
+                })
+        {
+            ctx.set_parent_of(&span);
+        }
         let fut = handle(self.shared.clone(), request);
         if span.is_disabled() && !metered {
             // Nothing records the span and no metrics: no clock, no wrapper.
@@ -363,6 +381,11 @@ fn handle_request(
 ) -> Step {
     let span = tracing::Span::current();
     span.record("method", &*request.method);
+    let trace = if span.is_disabled() {
+        None
+    } else {
+        super::observe::trace_context(&span, parts, &request)
+    };
     let metered = shared.metrics.is_on();
     if metered {
         super::observe::note_method(shared.method_label(&request.method));
@@ -399,10 +422,19 @@ fn handle_request(
         access: parts.extensions.get::<Access>().cloned(),
     };
     let mirror = HeaderMirror(&parts.headers);
-    let dispatched = dispatch::dispatch(
-        &shared,
-        Call::new(&shared, request, body, admission, &mirror),
-    );
+    let handler_span = handler_span(trace);
+    let dispatched = handler_span.in_scope(|| {
+        dispatch::dispatch(
+            &shared,
+            Call::new(&shared, request, body, admission, &mirror),
+        )
+    });
+    let dispatched = match dispatched {
+        Dispatch::Pending(fut) if !handler_span.is_disabled() => {
+            Dispatch::Pending(Box::pin(fut.instrument(handler_span)))
+        }
+        other => other,
+    };
     match dispatched {
         Dispatch::Ready(outcome) => {
             let refusal = outcome
@@ -460,6 +492,30 @@ fn handle_request(
             },
         },
     }
+}
+
+/// The span a request's handler runs in: with the feature `otel` and an incoming trace
+/// context, `mcp.handler`, whose OpenTelemetry parent is that context; otherwise none (the
+/// request's own span is current).
+#[cfg(feature = "otel")]
+fn handler_span(trace: Option<crate::core::trace::TraceContext>) -> tracing::Span {
+    match trace {
+        Some(ctx) => {
+            let span = tracing::debug_span!(
+                "mcp.handler",
+                trace_id = %ctx.trace_id_hex(),
+                parent_span_id = %ctx.parent_id_hex(),
+            );
+            ctx.set_parent_of(&span);
+            span
+        }
+        None => tracing::Span::none(),
+    }
+}
+
+#[cfg(not(feature = "otel"))]
+fn handler_span(_trace: Option<crate::core::trace::TraceContext>) -> tracing::Span {
+    tracing::Span::none()
 }
 
 #[cfg(test)]
