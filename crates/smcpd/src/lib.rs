@@ -6,6 +6,8 @@ pub mod demo;
 #[cfg(feature = "files")]
 pub mod files_demo;
 pub mod mrtr_demo;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "files")]
 pub mod sep2631_fixtures;
 #[cfg(feature = "tasks")]

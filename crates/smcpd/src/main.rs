@@ -61,6 +61,13 @@ struct Args {
     #[cfg(feature = "metrics")]
     #[arg(long, env = "SMCPD_METRICS_LISTEN", value_name = "ADDR")]
     metrics_listen: Option<SocketAddr>,
+    /// Export traces (OTLP over HTTP, protobuf) to the collector at this base URL: spans go to
+    /// `URL/v1/traces`. Without it, the standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) turns the exporter on. A request's trace context
+    /// (`traceparent` in `params._meta`, else the header) is the parent of its spans.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// Path of the readiness probe (200 when every health check passes, 503 with the failing
     /// ones or while draining), on --listen and on --metrics-listen.
     #[arg(long, value_name = "PATH", default_value = "/readyz", value_parser = smcpd::probe_path)]
@@ -152,11 +159,53 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // NO_COLOR set (https://no-color.org).
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .init();
+    #[cfg(feature = "otel")]
+    let otel = if smcpd::otel::configured(args.otlp_endpoint.as_deref()) {
+        Some(smcpd::otel::provider(args.otlp_endpoint.as_deref())?)
+    } else {
+        None
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &otel {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        use tracing_subscriber::Layer as _;
+        tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(ansi)
+                    .with_writer(std::io::stderr)
+                    .with_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?),
+            )
+            .with(smcpd::otel::layer(provider))
+            .init();
+    }
+    #[cfg(feature = "otel")]
+    let plain_logs = otel.is_none();
+    #[cfg(not(feature = "otel"))]
+    let plain_logs = true;
+    if plain_logs {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
+            .with_ansi(ansi)
+            .with_writer(std::io::stderr)
+            .init();
+    }
+    let outcome = serve_until_stopped(args).await;
+    #[cfg(feature = "otel")]
+    if let Some(provider) = otel {
+        // Flushes what is batched; exports run on this runtime, so not on a worker thread.
+        match tokio::task::spawn_blocking(move || provider.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "trace export at exit failed"),
+            Err(e) => tracing::warn!(error = %e, "trace export at exit failed"),
+        }
+    }
+    outcome
+}
+
+/// Serves until Ctrl-C or SIGTERM and the drain.
+async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
     let mut security = SecurityPolicy::loopback();
     for host in &args.allow_hosts {
         security = security.allow_host(host);
