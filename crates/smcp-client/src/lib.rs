@@ -53,6 +53,7 @@ mod mrtr;
 mod output;
 mod stdio;
 pub mod tasks;
+pub mod trace;
 mod transport;
 
 pub use api::{Page, ToolCall, ToolCallOutcome};

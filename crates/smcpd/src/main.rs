@@ -167,9 +167,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     };
     #[cfg(feature = "otel")]
     if let Some(provider) = &otel {
+        use tracing_subscriber::Layer as _;
         use tracing_subscriber::layer::SubscriberExt as _;
         use tracing_subscriber::util::SubscriberInitExt as _;
-        use tracing_subscriber::Layer as _;
         tracing_subscriber::registry()
             .with(
                 tracing_subscriber::fmt::layer()

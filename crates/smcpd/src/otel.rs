@@ -27,9 +27,12 @@ const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Whether the exporter is configured: by `flag`, or by the standard environment variables.
 pub fn configured(flag: Option<&str>) -> bool {
     flag.is_some_and(|f| !f.is_empty())
-        || ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
-            .iter()
-            .any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
+        || [
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ]
+        .iter()
+        .any(|var| std::env::var_os(var).is_some_and(|v| !v.is_empty()))
 }
 
 /// The tracer provider exporting to the collector (call [`SdkTracerProvider::shutdown`] at
