@@ -82,6 +82,7 @@ pub struct ClientBuilder {
     pin: Option<String>,
     probe_era: bool,
     era_hint: Option<crate::Era>,
+    trace: Option<crate::trace::TraceSource>,
     #[cfg(feature = "oauth")]
     oauth: Option<crate::auth::OAuthConfig>,
 }
@@ -120,9 +121,41 @@ impl ClientBuilder {
             pin: None,
             probe_era: true,
             era_hint: None,
+            trace: None,
             #[cfg(feature = "oauth")]
             oauth: None,
         }
+    }
+
+    /// Sends the trace context `source` gives with every request: `traceparent` and
+    /// `tracestate` in `params._meta` and, over HTTP, as headers (see [`crate::trace`]).
+    ///
+    /// ```
+    /// use smcp_client::trace::{TraceHeaders, TraceSource};
+    ///
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .trace_source(TraceSource::new(|| {
+    ///         Some(TraceHeaders {
+    ///             traceparent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".into(),
+    ///             tracestate: None,
+    ///         })
+    ///     }))
+    ///     .build();
+    /// # let _ = client;
+    /// ```
+    #[must_use]
+    pub fn trace_source(mut self, source: crate::trace::TraceSource) -> Self {
+        self.trace = Some(source);
+        self
+    }
+
+    /// Sends the OpenTelemetry context of the current `tracing` span with every request
+    /// (feature `otel`; a handler of `smcp-server` calling out runs in its `mcp.handler` span,
+    /// so its calls continue the incoming trace).
+    #[cfg(feature = "otel")]
+    #[must_use]
+    pub fn propagate_otel(self) -> Self {
+        self.trace_source(crate::trace::TraceSource::otel())
     }
 
     /// Sends `Authorization: Bearer <token>` on every request to the server (a token you
@@ -617,6 +650,7 @@ impl ClientBuilder {
                 data_plane,
                 tasks: self.tasks,
                 task_polling: self.task_polling,
+                trace: self.trace,
             }),
         })
     }
@@ -670,6 +704,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: bool,
     /// How tasks are polled.
     pub(crate) task_polling: TaskPolling,
+    /// Where the trace context sent with each request comes from.
+    trace: Option<crate::trace::TraceSource>,
 }
 
 /// How a result ended, from its `resultType` (A5 item 54; `"task"` from SEP-2663).
@@ -993,6 +1029,7 @@ impl Client {
             {
                 m.insert(meta::CLIENT_INFO.to_owned(), v);
             }
+            crate::trace::stamp(self.inner.trace.as_ref(), m);
         }
     }
 
@@ -1006,12 +1043,16 @@ impl Client {
         self.stamp_meta(method_name, &mut params);
         // Stdio has no headers: everything they would mirror is already in the body.
         let headers = if self.inner.transport.is_http() {
-            request_headers(
+            let mut headers = request_headers(
                 &self.protocol_version(),
                 method_name,
                 &params,
                 header_params,
-            )?
+            )?;
+            if self.inner.trace.is_some() {
+                headers.extend(crate::trace::headers(params.get("_meta")));
+            }
+            headers
         } else {
             Vec::new()
         };

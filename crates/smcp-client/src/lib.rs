@@ -54,6 +54,7 @@ mod output;
 mod retry;
 mod stdio;
 pub mod tasks;
+pub mod trace;
 mod transport;
 
 pub use api::{Page, ToolCall, ToolCallOutcome};

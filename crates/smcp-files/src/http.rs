@@ -375,6 +375,9 @@ where
     };
     match staged.commit(meta.clone()).await {
         Ok(()) => {
+            files
+                .metrics()
+                .file_bytes(smcp_server::core::metrics::FileDirection::In, size);
             let uri = files.uri_for(&meta.id);
             let mut response = (
                 StatusCode::OK,
@@ -453,7 +456,19 @@ async fn download(State(files): State<Files>, Path(token): Path<String>) -> Resp
         .decode(&meta.digest.value)
         .unwrap_or_default();
     let std_b64 = base64::engine::general_purpose::STANDARD.encode(raw);
-    let mut response = Response::new(Body::from_stream(stream));
+    let metrics = files.metrics();
+    let mut response = if metrics.is_on() {
+        Response::new(Body::from_stream(stream.inspect(move |chunk| {
+            if let Ok(bytes) = chunk {
+                metrics.file_bytes(
+                    smcp_server::core::metrics::FileDirection::Out,
+                    bytes.len() as u64,
+                );
+            }
+        })))
+    } else {
+        Response::new(Body::from_stream(stream))
+    };
     inert(&mut response);
     let h = response.headers_mut();
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(meta.size));

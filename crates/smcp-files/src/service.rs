@@ -110,6 +110,8 @@ pub(crate) struct Inner {
     pub(crate) config: FilesConfig,
     pub(crate) clock: Clock,
     base_url: RwLock<Option<String>>,
+    /// Where data-plane bytes are counted (nowhere until [`Files::set_metrics`]).
+    pub(crate) metrics: RwLock<smcp_server::core::metrics::MetricsHandle>,
 }
 
 impl std::fmt::Debug for Files {
@@ -186,6 +188,7 @@ impl Files {
                 config,
                 clock: system_clock(),
                 base_url,
+                metrics: RwLock::default(),
             }),
         })
     }
@@ -201,8 +204,29 @@ impl Files {
                 config: inner.config.clone(),
                 clock,
                 base_url: RwLock::new(self.base_url().ok()),
+                metrics: RwLock::new(self.metrics()),
             }),
         }
+    }
+
+    /// Counts the data plane's bytes into `metrics` (`smcp_file_bytes_total`): those of each
+    /// committed upload (`in`) and those sent by downloads (`out`). Pass
+    /// [`Server::metrics`](smcp_server::Server::metrics).
+    pub fn set_metrics(&self, metrics: smcp_server::core::metrics::MetricsHandle) {
+        *self
+            .inner
+            .metrics
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = metrics;
+    }
+
+    /// The handle data-plane bytes are counted through.
+    pub(crate) fn metrics(&self) -> smcp_server::core::metrics::MetricsHandle {
+        self.inner
+            .metrics
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Unix seconds now, from the service's clock.

@@ -91,6 +91,8 @@ mod drain;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod security;
 #[cfg(feature = "stdio")]
 pub mod stdio;

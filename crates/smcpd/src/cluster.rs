@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Value, json};
 use smcp_redis::{CatalogError, Redis, RedisBus, RedisError, SharedCatalog};
 use smcp_server::Server;
+use smcp_server::core::health::{CheckFuture, HealthCheck, Unhealthy};
 
 /// The shared state of a cluster of instances.
 #[derive(Debug, Clone)]
@@ -79,4 +80,48 @@ pub async fn toggle_shared(catalog: &SharedCatalog) -> Result<bool, CatalogError
     let present = catalog.state().get("extra").and_then(Value::as_bool) == Some(true);
     catalog.update(json!({ "extra": !present })).await?;
     Ok(!present)
+}
+
+/// Readiness of the Redis link: `PING` answers and the bus's subscriber is connected.
+#[derive(Debug, Clone)]
+pub struct RedisHealth {
+    redis: Redis,
+    bus: RedisBus,
+}
+
+impl Cluster {
+    /// The readiness check of this cluster's Redis.
+    pub fn health(&self) -> RedisHealth {
+        RedisHealth {
+            redis: self.redis.clone(),
+            bus: self.bus.clone(),
+        }
+    }
+
+    /// Feeds the bus's lag (publish to local delivery, across instances) to `metrics`.
+    pub fn observe_bus_lag(&self, metrics: smcp_server::core::metrics::MetricsHandle) {
+        self.bus.on_lag(move |lag| metrics.bus_lag(lag));
+    }
+}
+
+impl HealthCheck for RedisHealth {
+    fn name(&self) -> &str {
+        "redis"
+    }
+
+    fn check(&self) -> CheckFuture<'_> {
+        Box::pin(async move {
+            self.redis
+                .ping()
+                .await
+                .map_err(|e| Unhealthy::new(e.to_string()))?;
+            if self.bus.status().connected {
+                Ok(())
+            } else {
+                Err(Unhealthy::new(
+                    "the change bus is not subscribed (reconnecting)",
+                ))
+            }
+        })
+    }
 }

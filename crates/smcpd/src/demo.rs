@@ -103,6 +103,11 @@ pub struct DemoConfig {
     /// catalog (attach it with [`crate::cluster::Cluster::attach_catalog`] once built).
     #[cfg(feature = "redis")]
     pub cluster: Option<crate::cluster::Cluster>,
+    /// Where the server's measurements go (`smcpd --metrics-listen` passes a
+    /// `smcp_server::metrics::Prometheus`); `None` records nothing.
+    pub metrics: Option<std::sync::Arc<dyn smcp_server::core::metrics::Metrics>>,
+    /// Health checks readiness asks (a shared store, a bus); empty = ready unless draining.
+    pub health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
 }
 
 /// The demo server with these listen-stream limits.
@@ -128,6 +133,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         legacy,
         #[cfg(feature = "redis")]
         cluster,
+        metrics,
+        health_checks,
     } = config;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
@@ -355,6 +362,12 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
                 legacy.idle_timeout,
             ));
         }
+    }
+    if let Some(metrics) = metrics {
+        builder = builder.metrics(metrics);
+    }
+    for check in health_checks {
+        builder = builder.health_check_arc(check);
     }
     #[cfg(feature = "legacy")]
     {

@@ -7,7 +7,11 @@ pub mod cluster;
 pub mod demo;
 #[cfg(feature = "files")]
 pub mod files_demo;
+#[cfg(feature = "files")]
+pub mod health;
 pub mod mrtr_demo;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "files")]
 pub mod sep2631_fixtures;
 #[cfg(feature = "tasks")]
@@ -100,9 +104,24 @@ pub fn warn_if_exposed(addr: std::net::SocketAddr, auth: bool) {
     }
 }
 
+/// Parses a probe path (`--readyz-path`, `--livez-path`): absolute, at most 256 bytes of
+/// visible ASCII, and not the MCP endpoint's `/mcp`.
+pub fn probe_path(text: &str) -> Result<String, String> {
+    if !text.starts_with('/') {
+        return Err("a probe path starts with '/'".to_owned());
+    }
+    if text.len() > 256 || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("a probe path is at most 256 visible ASCII characters".to_owned());
+    }
+    if text == "/mcp" {
+        return Err("/mcp is the MCP endpoint".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{parse_duration, parse_duration_within, show_duration};
+    use super::{parse_duration, parse_duration_within, probe_path, show_duration};
     use std::time::Duration;
 
     #[test]
@@ -142,5 +161,13 @@ mod tests {
         );
         assert_eq!(show_duration(Duration::from_millis(1500)), "1500ms");
         assert_eq!(show_duration(Duration::ZERO), "0s");
+    }
+
+    #[test]
+    fn probe_paths() {
+        assert_eq!(probe_path("/readyz").as_deref(), Ok("/readyz"));
+        assert!(probe_path("readyz").is_err());
+        assert!(probe_path("/mcp").is_err());
+        assert!(probe_path("/a b").is_err());
     }
 }

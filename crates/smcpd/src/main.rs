@@ -54,6 +54,28 @@ struct Args {
     /// Deadlines for slow or stalled clients.
     #[command(flatten)]
     deadlines: Deadlines,
+    /// Serve Prometheus metrics at `GET /metrics`, and the readiness and liveness probes, on a
+    /// listener of its own at this address (off by default). No Host check and no
+    /// authentication there: keep it on a network only the operator reaches. With it, SIGTERM
+    /// makes readiness answer 503 while requests drain.
+    #[cfg(feature = "metrics")]
+    #[arg(long, env = "SMCPD_METRICS_LISTEN", value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// Export traces (OTLP over HTTP, protobuf) to the collector at this base URL: spans go to
+    /// `URL/v1/traces`. Without it, the standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) turns the exporter on. A request's trace context
+    /// (`traceparent` in `params._meta`, else the header) is the parent of its spans.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
+    /// Path of the readiness probe (200 when every health check passes, 503 with the failing
+    /// ones or while draining), on --listen and on --metrics-listen.
+    #[arg(long, value_name = "PATH", default_value = "/readyz", value_parser = smcpd::probe_path)]
+    readyz_path: String,
+    /// Path of the liveness probe (200 while the process answers), on --listen and on
+    /// --metrics-listen.
+    #[arg(long, value_name = "PATH", default_value = "/livez", value_parser = smcpd::probe_path)]
+    livez_path: String,
     /// A key sealing multi round-trip `requestState`, as `ID:BASE64` (32 bytes). Repeat to
     /// rotate: the first seals, all open. Instances that share keys accept each other's
     /// retries. Without one, a random per-process key is used.
@@ -141,11 +163,53 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // NO_COLOR set (https://no-color.org).
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .init();
+    #[cfg(feature = "otel")]
+    let otel = if smcpd::otel::configured(args.otlp_endpoint.as_deref()) {
+        Some(smcpd::otel::provider(args.otlp_endpoint.as_deref())?)
+    } else {
+        None
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &otel {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(ansi)
+                    .with_writer(std::io::stderr)
+                    .with_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?),
+            )
+            .with(smcpd::otel::layer(provider))
+            .init();
+    }
+    #[cfg(feature = "otel")]
+    let plain_logs = otel.is_none();
+    #[cfg(not(feature = "otel"))]
+    let plain_logs = true;
+    if plain_logs {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::try_new(&args.log)?)
+            .with_ansi(ansi)
+            .with_writer(std::io::stderr)
+            .init();
+    }
+    let outcome = serve_until_stopped(args).await;
+    #[cfg(feature = "otel")]
+    if let Some(provider) = otel {
+        // Flushes what is batched; exports run on this runtime, so not on a worker thread.
+        match tokio::task::spawn_blocking(move || provider.shutdown()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "trace export at exit failed"),
+            Err(e) => tracing::warn!(error = %e, "trace export at exit failed"),
+        }
+    }
+    outcome
+}
+
+/// Serves until Ctrl-C or SIGTERM and the drain.
+async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
     let mut security = SecurityPolicy::loopback();
     for host in &args.allow_hosts {
         security = security.allow_host(host);
@@ -207,6 +271,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
     .await?;
     #[cfg(feature = "redis")]
     let cluster = args.redis.cluster()?;
+    // Readiness (`/readyz`) fails while a shared component does not answer.
+    #[allow(unused_mut, reason = "filled only with the files or redis feature")]
+    let mut health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>> =
+        Vec::new();
+    #[cfg(feature = "redis")]
+    if let Some(cluster) = &cluster {
+        health_checks.push(std::sync::Arc::new(cluster.health()));
+    }
+    #[cfg(feature = "files")]
+    if let Some(files) = &files {
+        health_checks.push(std::sync::Arc::new(smcpd::health::StoreHealth::new(
+            files.store().clone(),
+        )));
+    }
+    #[cfg(feature = "metrics")]
+    let prometheus = args
+        .metrics_listen
+        .map(|_| smcp_server::metrics::Prometheus::new());
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -223,10 +305,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
         legacy: args.legacy.config(),
         #[cfg(feature = "redis")]
         cluster: cluster.clone(),
+        #[cfg(feature = "metrics")]
+        metrics: prometheus.clone().map(|p| {
+            std::sync::Arc::new(p) as std::sync::Arc<dyn smcp_server::core::metrics::Metrics>
+        }),
+        #[cfg(not(feature = "metrics"))]
+        metrics: None,
+        health_checks,
     })?;
     #[cfg(feature = "redis")]
     if let Some(cluster) = &cluster {
         cluster.attach_catalog(&server).await?;
+        cluster.observe_bus_lag(server.metrics());
     }
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -234,6 +324,34 @@ async fn run(args: Args) -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
+    #[cfg(feature = "files")]
+    if let Some(files) = &files {
+        files.set_metrics(server.metrics());
+    }
+    #[cfg(feature = "metrics")]
+    let ops = match (args.metrics_listen, prometheus) {
+        (Some(addr), Some(prometheus)) => Some(
+            start_ops(
+                addr,
+                &server,
+                prometheus,
+                &args.readyz_path,
+                &args.livez_path,
+            )
+            .await?,
+        ),
+        _ => None,
+    };
+    #[cfg(not(feature = "metrics"))]
+    let ops: Option<Ops> = None;
+    // With an operations listener, readiness turns 503 as soon as the drain starts.
+    let draining = ops.as_ref().map(|_| server.clone());
+    let shutdown = async move {
+        shutdown_signal().await;
+        if let Some(server) = draining {
+            server.shutdown();
+        }
+    };
     let url = format!("{scheme}://{addr}/mcp");
     #[cfg(feature = "auth")]
     let auth = {
@@ -258,7 +376,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
              --tls-self-signed DIR) or pass --insecure-http-files on loopback"
         );
     }
-    let endpoint = server.endpoint("/mcp");
+    let endpoint = server
+        .endpoint("/mcp")
+        .readiness(&args.readyz_path)
+        .liveness(&args.livez_path);
     // The SEP-2631 data plane (uploads and downloads) on the other paths.
     #[cfg(feature = "files")]
     let endpoint = match &files {
@@ -276,14 +397,55 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let outcome = match auth {
         Some(auth) => {
             let app = tower::Layer::layer(&auth, endpoint);
-            smcp_server::serve(listener, app, options, shutdown_signal()).await?
+            smcp_server::serve(listener, app, options, shutdown).await?
         }
-        None => smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?,
+        None => smcp_server::serve(listener, endpoint, options, shutdown).await?,
     };
     #[cfg(not(feature = "auth"))]
-    let outcome = smcp_server::serve(listener, endpoint, options, shutdown_signal()).await?;
+    let outcome = smcp_server::serve(listener, endpoint, options, shutdown).await?;
     server.shutdown();
+    if let Some(ops) = ops {
+        let _ = ops.stop.send(());
+        ops.task.await??;
+    }
     drained(outcome)
+}
+
+/// The operations listener (`--metrics-listen`): its task and how to stop it.
+struct Ops {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<smcp_server::Drained>>,
+}
+
+/// Binds `--metrics-listen` and serves the metrics and the probes there until stopped.
+#[cfg(feature = "metrics")]
+async fn start_ops(
+    addr: SocketAddr,
+    server: &smcp_server::Server,
+    prometheus: smcp_server::metrics::Prometheus,
+    readyz: &str,
+    livez: &str,
+) -> anyhow::Result<Ops> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} (--metrics-listen)"))?;
+    let local = listener.local_addr()?;
+    let router = smcp_server::http::OpsRouter::new(server)
+        .readiness(readyz)
+        .liveness(livez)
+        .metrics("/metrics", prometheus)
+        .build();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let options = ServeOptions {
+        max_connections: 64,
+        shutdown_timeout: Duration::from_secs(1),
+        ..ServeOptions::default()
+    };
+    let task = tokio::spawn(smcp_server::serve(listener, router, options, async move {
+        let _ = stopped.await;
+    }));
+    tracing::info!("metrics on http://{local}/metrics, readiness on http://{local}{readyz}");
+    Ok(Ops { stop, task })
 }
 
 /// `--stdio`: the demo server on standard input and output. The SEP-2631 data plane, when
@@ -329,6 +491,8 @@ async fn run_stdio(
         legacy: args.legacy.config(),
         #[cfg(feature = "redis")]
         cluster: cluster.clone(),
+        metrics: None,
+        health_checks: Vec::new(),
     })?;
     #[cfg(feature = "redis")]
     if let Some(cluster) = &cluster {

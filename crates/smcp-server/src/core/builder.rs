@@ -42,6 +42,8 @@ pub struct ServerBuilder {
     replay: Option<Arc<dyn ReplayGuard>>,
     bus: Option<Arc<dyn ChangeBus>>,
     extensions: Vec<Arc<dyn Extension>>,
+    metrics: super::metrics::MetricsHandle,
+    health: Vec<Arc<dyn super::health::HealthCheck>>,
     #[cfg(feature = "legacy")]
     legacy: super::legacy::LegacyConfig,
     #[cfg(feature = "legacy")]
@@ -97,6 +99,8 @@ impl ServerBuilder {
             mrtr: None,
             replay: None,
             bus: None,
+            metrics: super::metrics::MetricsHandle::default(),
+            health: Vec::new(),
             extensions: Vec::new(),
             #[cfg(feature = "legacy")]
             legacy: super::legacy::LegacyConfig::default(),
@@ -391,6 +395,53 @@ impl ServerBuilder {
     #[must_use]
     pub fn resources_subscribe(mut self, enabled: bool) -> Self {
         self.features.resources_subscribe = enabled;
+        self
+    }
+
+    /// Records requests, multi round-trip rounds and what other components report through
+    /// [`Server::metrics`] into `metrics` (off by default: every recording point is then one
+    /// branch). With the feature `metrics`, `smcp_server::metrics::Prometheus` is a
+    /// ready-made implementation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use smcp_server::core::metrics::{Metrics, RequestRecord};
+    ///
+    /// #[derive(Debug, Default)]
+    /// struct Count(std::sync::atomic::AtomicU64);
+    ///
+    /// impl Metrics for Count {
+    ///     fn request(&self, _record: RequestRecord) {
+    ///         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let server = smcp_server::Server::builder("demo", "1.0.0")
+    ///     .metrics(Arc::new(Count::default()))
+    ///     .build()?;
+    /// assert!(server.metrics().is_on());
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn metrics(mut self, metrics: Arc<dyn super::metrics::Metrics>) -> Self {
+        self.metrics = super::metrics::MetricsHandle::new(metrics);
+        self
+    }
+
+    /// Adds a health check to what [`Server::readiness`] asks (a shared store, a bus). The
+    /// server is ready only when every check passes.
+    #[must_use]
+    pub fn health_check(mut self, check: impl super::health::HealthCheck) -> Self {
+        self.health.push(Arc::new(check));
+        self
+    }
+
+    /// Adds a health check already behind an `Arc` (one shared with the component it checks).
+    #[must_use]
+    pub fn health_check_arc(mut self, check: Arc<dyn super::health::HealthCheck>) -> Self {
+        self.health.push(check);
         self
     }
 
@@ -693,6 +744,8 @@ impl ServerBuilder {
                 listeners: Arc::new(ListenRegistry::default()),
                 extensions,
                 extension_methods,
+                metrics: self.metrics,
+                health: self.health.into(),
                 #[cfg(feature = "legacy")]
                 legacy: self
                     .legacy

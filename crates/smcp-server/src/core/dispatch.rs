@@ -207,11 +207,22 @@ fn serves(shared: &Shared, catalog: &Catalog, name: &str) -> bool {
     }
 }
 
+/// An `input_required` answer, counted.
+fn input_required(shared: &Shared, ir: smcp_proto::patterns::mrtr::InputRequiredResult) -> Reply {
+    shared
+        .metrics
+        .mrtr(super::metrics::MrtrRound::InputRequired);
+    Reply::InputRequired(ir)
+}
+
 pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
     let catalog = shared.catalog();
     let name = &*call.method;
     if !serves(shared, &catalog, name) {
         return Dispatch::Ready(Err(ErrorObject::method_not_found(name)));
+    }
+    if call.mrtr_members {
+        shared.metrics.mrtr(super::metrics::MrtrRound::Retry);
     }
     if call.mrtr_members && ClientRequest::models(name) && !MRTR_METHODS.contains(&name) {
         let refusal = ErrorObject::invalid_params(format!(
@@ -510,7 +521,7 @@ fn call_tool(
             }
             Err(HandlerError::InputRequired(ir)) => input
                 .finish(&shared.mrtr, &binding, *ir)
-                .map(Reply::InputRequired),
+                .map(|ir| input_required(&shared, ir)),
             Err(other) => Err(other.into_error_object()),
         }
     })
@@ -564,7 +575,7 @@ fn read_resource(
             Err(HandlerError::InputRequired(ir)) => {
                 return input
                     .finish(&shared.mrtr, &binding, *ir)
-                    .map(Reply::InputRequired);
+                    .map(|ir| input_required(&shared, ir));
             }
             Err(other) => return Err(other.into_error_object()),
         };
@@ -627,7 +638,7 @@ fn get_prompt(
             Ok(result) => Ok(Reply::GetPrompt(result)),
             Err(HandlerError::InputRequired(ir)) => input
                 .finish(&shared.mrtr, &binding, *ir)
-                .map(Reply::InputRequired),
+                .map(|ir| input_required(&shared, ir)),
             Err(other) => Err(other.into_error_object()),
         }
     })

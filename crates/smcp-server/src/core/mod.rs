@@ -20,6 +20,8 @@
 //! | `listen` | `subscriptions/listen`, the protocol side |
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
 //! | [`reply`] | typed replies and the response writer |
+//! | [`trace`] | W3C trace context from `_meta` or the transport's headers |
+//! | [`metrics`], [`health`] | the metrics seam (a plain trait, a no-op when off) and readiness checks |
 
 pub mod access;
 pub(crate) mod builder;
@@ -30,11 +32,13 @@ pub(crate) mod dispatch;
 pub mod error;
 pub mod extension;
 pub mod handler;
+pub mod health;
 pub mod keys;
 #[cfg(feature = "legacy")]
 pub mod legacy;
 pub(crate) mod listen;
 pub(crate) mod meta;
+pub mod metrics;
 pub mod mrtr;
 pub(crate) mod pagination;
 pub mod prompts;
@@ -44,6 +48,7 @@ mod runtime;
 pub(crate) mod schema;
 pub(crate) mod server;
 pub mod tools;
+pub mod trace;
 #[cfg(feature = "schemars")]
 pub mod typed;
 mod typemap;

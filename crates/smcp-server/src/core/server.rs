@@ -70,6 +70,10 @@ pub(crate) struct Shared {
     pub(crate) extensions: Arc<[Arc<dyn Extension>]>,
     /// The methods extensions serve.
     pub(crate) extension_methods: HashMap<&'static str, (Arc<dyn Extension>, MethodSpec)>,
+    /// Where measurements go (nowhere by default).
+    pub(crate) metrics: super::metrics::MetricsHandle,
+    /// What readiness asks.
+    pub(crate) health: Arc<[Arc<dyn super::health::HealthCheck>]>,
     /// The earlier revisions' sessions, when served.
     #[cfg(feature = "legacy")]
     pub(crate) legacy: Option<Arc<super::legacy::Legacy>>,
@@ -93,6 +97,11 @@ impl Shared {
         }
         self.extension_methods.get(method)
     }
+
+    /// The bounded metrics label of `method` (see [`super::metrics::method_label`]).
+    pub(crate) fn method_label(&self, method: &str) -> &'static str {
+        super::metrics::method_label(method, self.extension_methods.keys())
+    }
 }
 
 impl Server {
@@ -102,5 +111,49 @@ impl Server {
         self.shared
             .extension_method(method)
             .and_then(|(_, spec)| spec.name_member)
+    }
+}
+
+impl Server {
+    /// The server's metrics handle: give it to components that report file bytes or bus lag.
+    /// Empty (every call a no-op) unless the builder was given
+    /// [`metrics`](super::builder::ServerBuilder::metrics).
+    pub fn metrics(&self) -> super::metrics::MetricsHandle {
+        self.shared.metrics.clone()
+    }
+
+    /// Whether [`Server::shutdown`] was called: the instance is draining.
+    pub fn is_draining(&self) -> bool {
+        self.shared.listeners.shutdown.is_cancelled()
+    }
+
+    /// Runs every registered health check (at once, each within its timeout) and says whether
+    /// this instance should get requests: not while draining, nor while a check fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> anyhow::Result<()> {
+    /// let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// assert!(server.readiness().await.is_ready());
+    /// server.shutdown();
+    /// assert_eq!(server.readiness().await, smcp_server::core::health::Readiness::Draining);
+    /// # Ok(()) }
+    /// ```
+    pub async fn readiness(&self) -> super::health::Readiness {
+        if self.is_draining() {
+            return super::health::Readiness::Draining;
+        }
+        super::health::run_checks(&self.shared.health).await
+    }
+
+    /// Sessions of the earlier revisions live on this instance (0 when they are not served).
+    pub fn legacy_sessions(&self) -> usize {
+        #[cfg(feature = "legacy")]
+        if let Some(legacy) = &self.shared.legacy {
+            return legacy.live_sessions();
+        }
+        0
     }
 }

@@ -34,6 +34,8 @@ pub struct Endpoint {
     path: Arc<str>,
     mcp: McpService,
     other: Option<axum::Router>,
+    readiness: Option<Arc<str>>,
+    liveness: Option<Arc<str>>,
 }
 
 impl Endpoint {
@@ -42,6 +44,8 @@ impl Endpoint {
             path: path.into(),
             mcp,
             other: None,
+            readiness: None,
+            liveness: None,
         }
     }
 
@@ -61,6 +65,45 @@ impl Endpoint {
     pub fn fallback(mut self, router: axum::Router) -> Self {
         self.other = Some(router);
         self
+    }
+
+    /// Answers readiness at `path` (`/readyz`, say): 200 with `{"status":"ready"}` when every
+    /// registered [`HealthCheck`](crate::core::health::HealthCheck) passes, 503 with the
+    /// failing checks (or `"draining"`) otherwise. The MCP endpoint's Host and Origin checks
+    /// apply; authentication does not (a layer such as `AuthLayer` passes paths other than
+    /// the endpoint's through).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let server = smcp_server::Server::builder("demo", "1.0.0").build()?;
+    /// let endpoint = server.endpoint("/mcp").readiness("/readyz").liveness("/livez");
+    /// # let _ = endpoint;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn readiness(mut self, path: &str) -> Self {
+        self.readiness = Some(path.into());
+        self
+    }
+
+    /// Answers liveness at `path` (`/livez`, say): 200 with `{"status":"live"}` whenever the
+    /// process answers at all. Host and Origin checks apply as for [`Endpoint::readiness`].
+    #[must_use]
+    pub fn liveness(mut self, path: &str) -> Self {
+        self.liveness = Some(path.into());
+        self
+    }
+
+    /// Whether `path` is one of the probe paths: `Some(true)` for readiness.
+    fn probe(&self, path: &str) -> Option<bool> {
+        if self.readiness.as_deref() == Some(path) {
+            Some(true)
+        } else if self.liveness.as_deref() == Some(path) {
+            Some(false)
+        } else {
+            None
+        }
     }
 }
 
@@ -84,6 +127,15 @@ where
                     .handle(request)
                     .map(|response| Ok(response.map(Either::Left))),
             );
+        }
+        if let Some(ready) = self.probe(request.uri().path()) {
+            let (parts, _body) = request.into_parts();
+            let shared = self.mcp.shared().clone();
+            return Box::pin(async move {
+                Ok(super::observe::probe(shared, ready, &parts)
+                    .await
+                    .map(Either::Right))
+            });
         }
         match &self.other {
             Some(router) => {

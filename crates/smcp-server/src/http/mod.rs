@@ -14,7 +14,8 @@
 //! | `listen` | `subscriptions/listen` as an SSE body polled in place |
 //! | `legacy` | the earlier revisions' sessions: era per request, POST, GET stream, DELETE, event ids (feature `legacy`) |
 //! | `body` | [`McpBody`], the response body |
-//! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback |
+//! | `endpoint` | [`Endpoint`]: the endpoint at one path, with an optional fallback and probe paths |
+//! | `observe` | request measurements (with metrics on), readiness and liveness, [`OpsRouter`] |
 //! | `serve` | [`serve`]: the accept loop, its deadlines and the drain |
 //! | `idle` | HTTP/2 connections with no request in flight for the header read timeout are closed |
 //! | `deadline` | [`RequestBody`]: request bodies under an idle timeout and a minimum rate |
@@ -28,6 +29,7 @@ mod idle;
 mod legacy;
 pub(crate) mod listen;
 pub(crate) mod mirror;
+mod observe;
 mod pipeline;
 mod rejection;
 mod request;
@@ -41,6 +43,7 @@ pub mod tls;
 pub use body::McpBody;
 pub use deadline::{BodyTimedOut, BodyTimeouts, RequestBody};
 pub use endpoint::{Endpoint, EndpointBody};
+pub use observe::OpsRouter;
 pub use serve::{ConnectionInfo, ServeOptions, serve};
 pub use service::McpService;
 

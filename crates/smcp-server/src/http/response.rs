@@ -73,6 +73,11 @@ pub(crate) fn outcome_bytes(
     id: RequestId,
     outcome: Finished,
 ) -> (StatusCode, Vec<u8>) {
+    if shared.metrics.is_on()
+        && let Err(error) = &outcome
+    {
+        super::observe::note_code(error.code);
+    }
     match outcome {
         Ok(reply) => (
             StatusCode::OK,

@@ -81,6 +81,10 @@ impl McpService {
         Self { shared }
     }
 
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Serves one HTTP request.
     ///
     /// # Examples
@@ -136,19 +140,47 @@ impl McpService {
             name = field::Empty,
             status = field::Empty,
             duration_us = field::Empty,
+            trace_id = field::Empty,
+            parent_span_id = field::Empty,
         );
+        let metered = self.shared.metrics.is_on();
+        // The HTTP exchange's own span follows the `traceparent` header (what a proxy in
+        // front sees); the handler span below follows the request's context (`_meta` first).
+        #[cfg(feature = "otel")]
+        if !span.is_disabled()
+            && let Some(ctx) = request
+                .headers()
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|tp| {
+                    let ts = request
+                        .headers()
+                        .get("tracestate")
+                        .and_then(|v| v.to_str().ok());
+                    crate::core::trace::TraceContext::parse(tp, ts)
+                })
+        {
+            ctx.set_parent_of(&span);
+        }
         let fut = handle(self.shared.clone(), request);
-        if span.is_disabled() {
-            // Nothing records the span: no clock, no wrapper.
+        if span.is_disabled() && !metered {
+            // Nothing records the span and no metrics: no clock, no wrapper.
             return futures_util::future::Either::Left(fut);
         }
+        let shared = metered.then(|| self.shared.clone());
         // Boxed so that the untraced path above keeps a small future.
         futures_util::future::Either::Right(Box::pin(async move {
             let start = Instant::now();
-            let response = fut.instrument(span.clone()).await;
-            span.record("status", response.status().as_u16());
-            span.record("duration_us", start.elapsed().as_micros() as u64);
-            span.in_scope(|| tracing::debug!("served"));
+            let fut = fut.instrument(span.clone());
+            let response = match shared {
+                Some(shared) => super::observe::metered(shared, start, fut).await,
+                None => fut.await,
+            };
+            if !span.is_disabled() {
+                span.record("status", response.status().as_u16());
+                span.record("duration_us", start.elapsed().as_micros() as u64);
+                span.in_scope(|| tracing::debug!("served"));
+            }
             response
         }))
     }
@@ -325,6 +357,9 @@ fn legacy_post(
     parts: &http::request::Parts,
     bytes: &Bytes,
 ) -> Step {
+    if shared.metrics.is_on() {
+        super::observe::note_method("legacy");
+    }
     match super::legacy::head(parts) {
         Ok(head) => Step::Stream(Box::pin(super::legacy::post(
             shared,
@@ -346,9 +381,23 @@ fn handle_request(
 ) -> Step {
     let span = tracing::Span::current();
     span.record("method", &*request.method);
+    let trace = if span.is_disabled() {
+        None
+    } else {
+        super::observe::trace_context(&span, parts, &request)
+    };
+    let metered = shared.metrics.is_on();
+    if metered {
+        super::observe::note_method(shared.method_label(&request.method));
+    }
     let checked = match pipeline::check(&shared, &parts.headers, &request) {
         Ok(c) => c,
-        Err(rejection) => return Step::Done(reject(rejection)),
+        Err(rejection) => {
+            if metered {
+                super::observe::note_code(rejection.error.code);
+            }
+            return Step::Done(reject(rejection));
+        }
     };
     if let Some(name) = request.name() {
         span.record("name", name);
@@ -373,10 +422,19 @@ fn handle_request(
         access: parts.extensions.get::<Access>().cloned(),
     };
     let mirror = HeaderMirror(&parts.headers);
-    let dispatched = dispatch::dispatch(
-        &shared,
-        Call::new(&shared, request, body, admission, &mirror),
-    );
+    let handler_span = handler_span(trace);
+    let dispatched = handler_span.in_scope(|| {
+        dispatch::dispatch(
+            &shared,
+            Call::new(&shared, request, body, admission, &mirror),
+        )
+    });
+    let dispatched = match dispatched {
+        Dispatch::Pending(fut) if !handler_span.is_disabled() => {
+            Dispatch::Pending(Box::pin(fut.instrument(handler_span)))
+        }
+        other => other,
+    };
     match dispatched {
         Dispatch::Ready(outcome) => {
             let refusal = outcome
@@ -434,6 +492,30 @@ fn handle_request(
             },
         },
     }
+}
+
+/// The span a request's handler runs in: with the feature `otel` and an incoming trace
+/// context, `mcp.handler`, whose OpenTelemetry parent is that context; otherwise none (the
+/// request's own span is current).
+#[cfg(feature = "otel")]
+fn handler_span(trace: Option<crate::core::trace::TraceContext>) -> tracing::Span {
+    match trace {
+        Some(ctx) => {
+            let span = tracing::debug_span!(
+                "mcp.handler",
+                trace_id = %ctx.trace_id_hex(),
+                parent_span_id = %ctx.parent_id_hex(),
+            );
+            ctx.set_parent_of(&span);
+            span
+        }
+        None => tracing::Span::none(),
+    }
+}
+
+#[cfg(not(feature = "otel"))]
+fn handler_span(_trace: Option<crate::core::trace::TraceContext>) -> tracing::Span {
+    tracing::Span::none()
 }
 
 #[cfg(test)]

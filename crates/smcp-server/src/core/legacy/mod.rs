@@ -125,6 +125,14 @@ impl Legacy {
         }
     }
 
+    /// Sessions with live state on this instance.
+    pub(crate) fn live_sessions(&self) -> usize {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// The live state of session `record`, made on first use on this instance. Entries idle
     /// for longer than the idle timeout are dropped (their streams and requests stop) when the
     /// map reaches the session bound.
