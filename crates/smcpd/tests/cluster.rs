@@ -325,7 +325,35 @@ async fn listeners_stay_open_through_a_redis_restart_and_hear_changes_after_it()
         ack,
         Ok(Some(Ok(SubscriptionEvent::Acknowledged(_))))
     ));
-    c.script(&["redis-restart"]);
+    // Redis away for 3 s: readiness says so, naming the check, then recovers.
+    let restart = {
+        let dir = c.dir.clone();
+        std::thread::spawn(move || {
+            Command::new(repo().join("scripts/cluster"))
+                .args(["redis-restart", "3"])
+                .env("SMCP_CLUSTER_DIR", dir)
+                .env("SMCP_CLUSTER_FILES", "local")
+                .status()
+                .unwrap()
+        })
+    };
+    let ready = c.instance(1).replace("/mcp", "/readyz");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let r = http.get(&ready).send().await.unwrap();
+        if r.status() == 503 {
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["failing"][0]["check"], "redis", "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "readiness never reported Redis down"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(restart.join().unwrap().success());
     // Back from the gap, instance 1 tells its listener changes may have been missed…
     let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await;
     assert!(
@@ -358,6 +386,8 @@ async fn listeners_stay_open_through_a_redis_restart_and_hear_changes_after_it()
         "{}",
         c.log(1)
     );
+    let r = http.get(&ready).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
 }
 
 #[tokio::test]
