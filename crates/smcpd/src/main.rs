@@ -641,7 +641,8 @@ struct FilesFlags {
     files_keys: Vec<String>,
     /// The data plane's base URL as clients reach it, when that is not this instance's own
     /// address: the load balancer's URL when several instances serve behind one
-    /// (`docs/deploy.md`). Default: this instance's listen address.
+    /// (`docs/deploy.md`). An https:// URL turns file transfer on without TLS here (a proxy
+    /// in front terminates it). Default: this instance's listen address.
     #[arg(long, value_name = "URL", env = "SMCPD_FILES_BASE_URL")]
     files_base_url: Option<String>,
     /// Issue multipart/form-data POST upload descriptors instead of raw PUT.
@@ -791,7 +792,18 @@ async fn file_service(
     if args.no_files {
         return Ok(None);
     }
-    if !tls && !args.insecure_http_files {
+    // Behind a proxy that terminates TLS, the descriptors' https:// base URL is the proxy's.
+    let behind_tls = args
+        .files_base_url
+        .as_deref()
+        .is_some_and(|url| url.starts_with("https://"));
+    if !tls && !args.insecure_http_files && !behind_tls {
+        if args.files_base_url.is_some() {
+            anyhow::bail!(
+                "--files-base-url: file transfer needs an https:// URL here (or \
+                 --insecure-http-files for http:// on loopback)"
+            );
+        }
         // Said after the ready line (an optional feature, not a problem).
         return Ok(None);
     }

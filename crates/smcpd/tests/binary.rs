@@ -215,3 +215,39 @@ async fn the_log_starts_with_the_ready_line_and_has_no_escape_codes() {
     );
     assert!(!log.contains("WARN"), "{log}");
 }
+
+/// Behind a TLS-terminating proxy, an https:// `--files-base-url` turns file transfer on; a
+/// base URL that cannot carry descriptors is refused at start, naming the flag.
+#[cfg(feature = "files")]
+#[tokio::test]
+async fn the_files_base_url_is_the_proxys_and_must_be_https() {
+    let dir = std::env::temp_dir().join(format!("smcpd-base-url-{}", std::process::id()));
+    let dir_arg = dir.to_str().unwrap().to_owned();
+    let behind = Smcpd::start_with(&[
+        "--files-dir",
+        &dir_arg,
+        "--files-base-url",
+        "https://mcp.example.com",
+    ]);
+    let discover = mcp(json!(1), "server/discover", json!({}));
+    let r = body_json(&roundtrip(behind.addr, &request_bytes(&discover, &[])).await);
+    assert_eq!(
+        r["result"]["capabilities"]["files"]["transports"],
+        json!(["https"]),
+        "{r}"
+    );
+    behind.stop();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_smcpd"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--files-base-url",
+            "ftp://files.example.com",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--files-base-url"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
