@@ -18,11 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Smcpd, https_client, mcp, post_mcp, request_bytes, roundtrip};
+use support::{Smcpd, files_request, https_client, post_mcp, request_bytes, roundtrip, rpc_body};
 use tokio::io::AsyncWriteExt;
-
-const FILES_CAPS: &str =
-    r#"{"files": {"upload": true, "download": true, "transports": ["https"]}}"#;
 
 fn tempdir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("smcpd-fault-{tag}-{}", std::process::id()));
@@ -40,28 +37,6 @@ fn entries(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// A JSON-RPC request declaring the `files` capability.
-fn files_request(id: i64, method: &str, params: Value) -> Value {
-    let mut body = mcp(json!(id), method, params);
-    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        serde_json::from_str(FILES_CAPS).unwrap();
-    body
-}
-
-/// The JSON-RPC message of a raw HTTP/1.1 response.
-fn rpc_body(raw: &str) -> Value {
-    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        return v;
-    }
-    // SSE: the last data line that is a response.
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .rfind(|v| v.get("result").is_some() || v.get("error").is_some())
-        .unwrap_or_else(|| panic!("no JSON-RPC message in {raw:?}"))
 }
 
 async fn rpc(addr: std::net::SocketAddr, body: &Value) -> Value {

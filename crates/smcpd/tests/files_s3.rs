@@ -22,35 +22,11 @@ use std::time::{Duration, Instant};
 use seaweedfs::{SeaweedFs, skipped, smcpd_with_env};
 use serde_json::{Value, json};
 use smcp_proto::ext::files::FileDigest;
-use support::{Smcpd, mcp, request_bytes, roundtrip};
+use support::{Smcpd, files_request, request_bytes, roundtrip, rpc_body};
 use tokio::io::AsyncWriteExt;
-
-const FILES_CAPS: &str =
-    r#"{"files": {"upload": true, "download": true, "transports": ["https"]}}"#;
 
 /// 32 bytes of 9, base64: the files key every instance shares.
 const KEY: &str = "ks3:CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=";
-
-/// A JSON-RPC request declaring the `files` capability.
-fn files_request(id: i64, method: &str, params: Value) -> Value {
-    let mut body = mcp(json!(id), method, params);
-    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        serde_json::from_str(FILES_CAPS).unwrap();
-    body
-}
-
-/// The JSON-RPC message of a raw HTTP/1.1 response (JSON or the last SSE response).
-fn rpc_body(raw: &str) -> Value {
-    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        return v;
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .rfind(|v| v.get("result").is_some() || v.get("error").is_some())
-        .unwrap_or_else(|| panic!("no JSON-RPC message in {raw:?}"))
-}
 
 async fn rpc(addr: SocketAddr, body: &Value) -> Value {
     rpc_body(&roundtrip(addr, &request_bytes(body, &[])).await)

@@ -30,14 +30,16 @@ impl Smcpd {
     }
 
     pub(crate) fn start_with(extra: &[&str]) -> Self {
+        Self::start_env(extra, &[], "smcpd=info,smcp_server=info")
+    }
+
+    /// Starts smcpd on a free port with `extra` flags, `env` added to its environment and
+    /// the log filter `log`; panics with its stderr when it does not start.
+    pub(crate) fn start_env(extra: &[&str], env: &[(&str, String)], log: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--log",
-                "smcpd=info,smcp_server=info",
-            ])
+            .args(["--listen", "127.0.0.1:0", "--log", log])
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -46,11 +48,16 @@ impl Smcpd {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let url = line
+        let Some(url) = line
             .trim()
             .strip_prefix("listening on http://")
             .or_else(|| line.trim().strip_prefix("listening on https://"))
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        else {
+            let _ = child.wait();
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            panic!("smcpd did not start (first line {line:?}): {err}");
+        };
         let addr = url.trim_end_matches("/mcp").parse().unwrap();
         Self { child, addr }
     }
@@ -194,4 +201,29 @@ pub(crate) fn post_mcp(
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", body["method"].as_str().unwrap())
         .body(body.to_string())
+}
+
+/// The client capabilities of a SEP-2631 client: file upload and download.
+pub(crate) const FILES_CAPS: &str =
+    r#"{"files": {"upload": true, "download": true, "transports": ["https"]}}"#;
+
+/// A JSON-RPC request declaring the `files` capability ([`FILES_CAPS`]).
+pub(crate) fn files_request(id: i64, method: &str, params: Value) -> Value {
+    let mut body = mcp(json!(id), method, params);
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        serde_json::from_str(FILES_CAPS).unwrap();
+    body
+}
+
+/// The JSON-RPC message of a raw HTTP/1.1 response (JSON, or the last response in SSE).
+pub(crate) fn rpc_body(raw: &str) -> Value {
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .rfind(|v| v.get("result").is_some() || v.get("error").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {raw:?}"))
 }

@@ -11,8 +11,7 @@
     clippy::print_stderr
 )]
 
-use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -190,29 +189,5 @@ impl Drop for SeaweedFs {
 
 /// Starts smcpd on a free port with `extra` flags and `env` added to its environment.
 pub(crate) fn smcpd_with_env(extra: &[&str], env: &[(&'static str, String)]) -> Smcpd {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--log",
-            "smcpd=info,smcp_server=info,smcp_files=debug",
-        ])
-        .args(extra)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("smcpd starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let Some(url) = line.trim().strip_prefix("listening on http://") else {
-        let _ = child.wait();
-        let mut err = String::new();
-        let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err);
-        panic!("smcpd did not start (first line {line:?}): {err}");
-    };
-    let addr: SocketAddr = url.trim_end_matches("/mcp").parse().unwrap();
-    Smcpd { child, addr }
+    Smcpd::start_env(extra, env, "smcpd=info,smcp_server=info,smcp_files=debug")
 }
