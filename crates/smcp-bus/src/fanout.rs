@@ -156,28 +156,13 @@ impl Fanout {
     /// Buffers `change` for every interested subscriber and wakes them. Returns how many
     /// subscribers it reached. Never blocks on a subscriber.
     pub fn deliver(&self, change: &Change) -> usize {
-        let mut wake = Vec::new();
-        let mut hooks = Vec::new();
-        let mut reached = 0;
-        {
-            let slots = lock(&self.shared.slots);
-            for slot in slots.by_id.values() {
-                if !slot.interest.wants(change) {
-                    continue;
-                }
-                reached += 1;
-                let (waker, hook) = slot.push(change);
-                wake.extend(waker);
-                hooks.extend(hook);
+        self.push_each(|slot, push| {
+            if !slot.interest.wants(change) {
+                return false;
             }
-        }
-        for waker in wake {
-            waker.wake();
-        }
-        for hook in hooks {
-            hook();
-        }
-        reached
+            push(change);
+            true
+        })
     }
 
     /// Tells every subscriber that changes may have been missed (a networked bus lost its
@@ -187,34 +172,45 @@ impl Fanout {
     /// says "read it again". Topic notifications cannot be synthesized (they carry state) and
     /// are not sent. Returns how many subscribers were told.
     pub fn deliver_missed(&self) -> usize {
+        self.push_each(|slot, push| {
+            let interest = &slot.interest;
+            let lists = [
+                (interest.tools_list_changed, Change::ToolsListChanged),
+                (interest.prompts_list_changed, Change::PromptsListChanged),
+                (
+                    interest.resources_list_changed,
+                    Change::ResourcesListChanged,
+                ),
+            ];
+            for (wanted, change) in lists {
+                if wanted {
+                    push(&change);
+                }
+            }
+            for uri in &interest.resource_uris {
+                push(&Change::resource_updated(uri.as_str()));
+            }
+            true
+        })
+    }
+
+    /// Runs `visit` on every subscriber with a function buffering a change for it; wakes the
+    /// subscribers and runs overflow hooks once the lock is released. Returns how many
+    /// subscribers `visit` said it reached.
+    fn push_each(&self, mut visit: impl FnMut(&Slot, &mut dyn FnMut(&Change)) -> bool) -> usize {
         let mut wake = Vec::new();
         let mut hooks = Vec::new();
-        let told;
+        let mut reached = 0;
         {
             let slots = lock(&self.shared.slots);
-            told = slots.by_id.len();
             for slot in slots.by_id.values() {
-                let interest = &slot.interest;
-                let lists = [
-                    (interest.tools_list_changed, Change::ToolsListChanged),
-                    (interest.prompts_list_changed, Change::PromptsListChanged),
-                    (
-                        interest.resources_list_changed,
-                        Change::ResourcesListChanged,
-                    ),
-                ];
-                let updates = interest
-                    .resource_uris
-                    .iter()
-                    .map(|uri| Change::resource_updated(uri.as_str()));
-                let changes = lists
-                    .into_iter()
-                    .filter_map(|(wanted, change)| wanted.then_some(change))
-                    .chain(updates);
-                for change in changes {
-                    let (waker, hook) = slot.push(&change);
+                let mut push = |change: &Change| {
+                    let (waker, hook) = slot.push(change);
                     wake.extend(waker);
                     hooks.extend(hook);
+                };
+                if visit(slot, &mut push) {
+                    reached += 1;
                 }
             }
         }
@@ -224,7 +220,7 @@ impl Fanout {
         for hook in hooks {
             hook();
         }
-        told
+        reached
     }
 
     /// Subscribers currently attached.

@@ -153,6 +153,21 @@ fn confirm(id: u64, tool: &str, state: Option<&Value>) -> Value {
     request(id, "tools/call", params, json!({"elicitation": {}}))
 }
 
+/// A `subscriptions/listen` stream for tool-list changes on `url`, acknowledged.
+async fn listen_for_tool_changes(url: &str) -> smcp_client::Subscription {
+    let listener = Client::builder(url).build().unwrap();
+    let mut events = listener.listen(SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    });
+    let ack = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+    assert!(
+        matches!(ack, Ok(Some(Ok(SubscriptionEvent::Acknowledged(_))))),
+        "{ack:?}"
+    );
+    events
+}
+
 async fn tool_names(url: &str) -> Vec<String> {
     let r = post(url, &request(9, "tools/list", json!({}), json!({}))).await;
     r["result"]["tools"]
@@ -215,16 +230,7 @@ async fn a_single_use_state_redeemed_on_two_instances_at_once_is_honoured_once()
 async fn a_change_through_one_instance_reaches_a_listener_on_another_and_every_catalog() {
     need_cluster!();
     let c = Cluster::up();
-    let listener = Client::builder(c.instance(1)).build().unwrap();
-    let mut events = listener.listen(SubscriptionFilter {
-        tools_list_changed: Some(true),
-        ..SubscriptionFilter::default()
-    });
-    let ack = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
-    assert!(
-        matches!(ack, Ok(Some(Ok(SubscriptionEvent::Acknowledged(_))))),
-        "{ack:?}"
-    );
+    let mut events = listen_for_tool_changes(&c.instance(1)).await;
     for (via, expect_extra) in [(2, true), (3, false), (0, true)] {
         let url = if via == 0 {
             c.url.clone()
@@ -315,16 +321,7 @@ async fn a_legacy_session_started_on_one_instance_continues_on_another() {
 async fn listeners_stay_open_through_a_redis_restart_and_hear_changes_after_it() {
     need_cluster!();
     let c = Cluster::up();
-    let listener = Client::builder(c.instance(1)).build().unwrap();
-    let mut events = listener.listen(SubscriptionFilter {
-        tools_list_changed: Some(true),
-        ..SubscriptionFilter::default()
-    });
-    let ack = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
-    assert!(matches!(
-        ack,
-        Ok(Some(Ok(SubscriptionEvent::Acknowledged(_))))
-    ));
+    let mut events = listen_for_tool_changes(&c.instance(1)).await;
     // Redis away for 3 s: readiness says so, naming the check, then recovers.
     let restart = {
         let dir = c.dir.clone();
