@@ -33,8 +33,13 @@ macro_rules! need_cluster {
     };
 }
 
+/// One cluster at a time: each is seven processes on a machine that may have two cores, and
+/// the tests time deliveries.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// One cluster, down on drop.
 struct Cluster {
+    _turn: std::sync::MutexGuard<'static, ()>,
     dir: PathBuf,
     /// `SMCP_CLUSTER_FILES`: `local` (a shared directory) or `s3` (SeaweedFS).
     files: &'static str,
@@ -59,7 +64,11 @@ impl Cluster {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
+        let turn = TURN
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut cluster = Self {
+            _turn: turn,
             dir,
             files,
             url: String::new(),
