@@ -230,6 +230,7 @@ async fn python_client_against_smcpd() {
             "add",
             "ask_llm",
             "confirm_action",
+            "confirm_once",
             "count",
             "echo",
             "progress_echo",
