@@ -75,11 +75,16 @@ async fn main() -> anyhow::Result<()> {
     } else {
         "http"
     };
+    // A directory this process made up is its own: removed again when it stops.
+    let mut own_dir = None;
     let file_service = if args.no_files {
         None
     } else {
         let dir = args.files_dir.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("smcp-conformance-files-{}", std::process::id()))
+            let dir =
+                std::env::temp_dir().join(format!("smcp-conformance-files-{}", std::process::id()));
+            own_dir = Some(dir.clone());
+            dir
         });
         let store = LocalFileStore::open(&dir)
             .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
@@ -118,9 +123,34 @@ async fn main() -> anyhow::Result<()> {
         tls: tls_config,
         ..ServeOptions::default()
     };
-    smcp_server::serve(listener, app, options, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    let served = smcp_server::serve(listener, app, options, shutdown_signal()).await;
+    if let Some(dir) = own_dir
+        && let Err(e) = std::fs::remove_dir_all(&dir)
+    {
+        tracing::warn!(dir = %dir.display(), error = %e, "could not remove the file store");
+    }
+    served?;
     Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM (the conformance scripts stop the server with `kill`).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
 }
