@@ -35,10 +35,6 @@ use crate::wire::{self, CatalogRevision, Envelope, WireChange};
 /// are told that some may have been missed.
 pub const OUTBOX: usize = 4096;
 
-/// How often the subscriber connection is pinged (a half-open connection is noticed within
-/// this plus the command timeout), and the shared catalog revision checked.
-const PING_EVERY: Duration = Duration::from_secs(5);
-
 thread_local! {
     static LOCAL_ONLY: Cell<bool> = const { Cell::new(false) };
 }
@@ -359,7 +355,7 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
             tracing::info!(channel = %inner.channel, "change bus: subscribed");
         }
         drop(inner);
-        let mut ping = tokio::time::interval(PING_EVERY);
+        let mut ping = tokio::time::interval(redis.inner.ping_every);
         ping.tick().await;
         loop {
             tokio::select! {
@@ -369,9 +365,11 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
                     inner.handle(msg.get_payload_bytes());
                 }
                 _ = ping.tick() => {
+                    // On a subscribed RESP2 connection PING is answered `["pong", ""]`, not
+                    // `PONG`: any answer in time means the connection is alive.
                     let alive = tokio::time::timeout(
                         redis.inner.timeout,
-                        sink.ping::<String>(),
+                        sink.ping::<redis::Value>(),
                     )
                     .await;
                     if !matches!(alive, Ok(Ok(_))) {

@@ -50,6 +50,7 @@ pub(crate) struct Inner {
     pub(crate) instance: String,
     pub(crate) timeout: Duration,
     pub(crate) backoff: (Duration, Duration),
+    pub(crate) ping_every: Duration,
 }
 
 impl std::fmt::Debug for Redis {
@@ -69,10 +70,15 @@ pub struct RedisBuilder {
     prefix: String,
     timeout: Duration,
     backoff: (Duration, Duration),
+    ping_every: Duration,
 }
 
 /// How long a command may take before it fails.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How often the bus pings its subscriber connection and re-reads the shared catalog's
+/// revision, unless [`RedisBuilder::ping_every`] says otherwise.
+pub const DEFAULT_PING_EVERY: Duration = Duration::from_secs(5);
 
 impl Redis {
     /// A builder for the server at `url` (`redis://[user:password@]host:port/[db]`, or
@@ -83,6 +89,7 @@ impl Redis {
             prefix: "smcp:".to_owned(),
             timeout: DEFAULT_TIMEOUT,
             backoff: (Duration::from_millis(50), Duration::from_secs(2)),
+            ping_every: DEFAULT_PING_EVERY,
         }
     }
 
@@ -148,6 +155,14 @@ impl RedisBuilder {
         self
     }
 
+    /// How often the bus pings its subscriber connection (a half-open connection is noticed
+    /// within this plus the command timeout) and re-reads the shared catalog's revision
+    /// (default 5 s; at least 10 ms).
+    pub fn ping_every(mut self, every: Duration) -> Self {
+        self.ping_every = every.max(Duration::from_millis(10));
+        self
+    }
+
     /// The handle. Connects lazily: building never waits for Redis, and a Redis that is not
     /// there yet is retried by every use (so an instance may start before Redis does; its
     /// readiness check says when Redis answers).
@@ -169,6 +184,7 @@ impl RedisBuilder {
                 instance: random_id()?,
                 timeout: self.timeout,
                 backoff: self.backoff,
+                ping_every: self.ping_every,
             }),
         })
     }

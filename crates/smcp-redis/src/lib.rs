@@ -42,7 +42,7 @@ mod wire;
 
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
-pub use client::{DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
+pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

@@ -108,6 +108,32 @@ async fn a_change_on_one_instance_reaches_the_listeners_of_every_instance_once()
 }
 
 #[tokio::test]
+async fn a_healthy_subscriber_connection_stays_up_across_its_pings() {
+    need_redis!();
+    let server = RedisServer::start();
+    let redis = Redis::builder(server.url())
+        .key_prefix("t0:")
+        .timeout(Duration::from_millis(500))
+        .ping_every(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let bus = RedisBus::start(&redis);
+    until_connected(&bus).await;
+    let mut sub = bus.subscribe(tools_and(&["test://r"]), 8).unwrap();
+    // A dozen pings: each answered, none taken for a lost connection (which would reconnect
+    // and tell every listener that changes may have been missed).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert!(bus.status().connected);
+    assert_eq!(bus.status().connections, 1, "reconnected on a healthy link");
+    nothing_more(&mut sub).await;
+    // And the link still carries changes from another instance.
+    let other = RedisBus::start(&handle(&server, "t0:"));
+    until_connected(&other).await;
+    other.publish(Change::ToolsListChanged).unwrap();
+    assert_eq!(next(&mut sub).await, Some(Change::ToolsListChanged));
+}
+
+#[tokio::test]
 async fn listen_streams_survive_a_redis_restart_and_are_told_changes_may_have_been_missed() {
     need_redis!();
     let mut server = RedisServer::start();
