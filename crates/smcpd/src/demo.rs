@@ -413,12 +413,18 @@ impl Drop for CountRun {
 }
 
 /// Marks [`CLOCK_URI`] updated every `every`, forever; spawn it next to the server.
+///
+/// Every instance runs its own clock, so a tick goes to this instance's listeners only: on a
+/// shared bus each listener would otherwise hear one tick per instance per period.
 pub async fn run_clock(server: Server, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
     loop {
         tick.tick().await;
+        #[cfg(feature = "redis")]
+        smcp_redis::local_only(|| server.notify_resource_updated(CLOCK_URI));
+        #[cfg(not(feature = "redis"))]
         server.notify_resource_updated(CLOCK_URI);
     }
 }

@@ -45,6 +45,8 @@ struct Cluster {
     files: &'static str,
     /// The load balancer's MCP URL.
     url: String,
+    /// Extra environment for `scripts/cluster`.
+    env: &'static [(&'static str, &'static str)],
 }
 
 fn repo() -> PathBuf {
@@ -58,6 +60,10 @@ impl Cluster {
     }
 
     fn up_with(files: &'static str) -> Self {
+        Self::up_env(files, &[])
+    }
+
+    fn up_env(files: &'static str, env: &'static [(&'static str, &'static str)]) -> Self {
         static N: AtomicUsize = AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
             "smcp-cluster-{}-{}",
@@ -72,6 +78,7 @@ impl Cluster {
             dir,
             files,
             url: String::new(),
+            env,
         };
         let out = cluster.script(&["up", "3"]);
         cluster.url = out.trim().to_owned();
@@ -86,6 +93,7 @@ impl Cluster {
             .env("SMCP_CLUSTER_BIN", env!("CARGO_BIN_EXE_smcpd"))
             .env("SMCP_CLUSTER_NO_BUILD", "1")
             .env("SMCP_CLUSTER_FILES", self.files)
+            .envs(self.env.iter().copied())
             .stderr(Stdio::inherit())
             .output()
             .expect("run scripts/cluster");
@@ -272,6 +280,49 @@ async fn a_change_through_one_instance_reaches_a_listener_on_another_and_every_c
         }
         eprintln!("change through {via}: notified on instance 1 after {latency:?}");
     }
+}
+
+#[tokio::test]
+async fn each_instance_ticks_its_clock_to_its_own_listeners_only() {
+    need_cluster!();
+    let c = Cluster::up_env("local", &[("SMCP_CLUSTER_CLOCK", "1")]);
+    let listener = Client::builder(c.instance(1)).build().unwrap();
+    let mut events = listener.listen(SubscriptionFilter {
+        tools_list_changed: Some(true),
+        resource_subscriptions: Some(vec!["smcp://clock".to_owned()]),
+        ..SubscriptionFilter::default()
+    });
+    let ack = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+    assert!(
+        matches!(ack, Ok(Some(Ok(SubscriptionEvent::Acknowledged(_))))),
+        "{ack:?}"
+    );
+    // The bus is shared: a catalog change through instance 2 reaches this listener.
+    let r = post(
+        &c.instance(2),
+        &request(1, "tools/call", json!({"name": "toggle_extra"}), json!({})),
+    )
+    .await;
+    assert!(r["result"]["content"][0]["text"].is_string(), "{r}");
+    // Yet the clock ticks heard are instance 1's alone: one a second, where all three
+    // instances' would be three a second.
+    let window = Duration::from_millis(4500);
+    let until = tokio::time::Instant::now() + window;
+    let (mut ticks, mut list_changed) = (0, 0);
+    while let Ok(event) = tokio::time::timeout_at(until, events.next()).await {
+        match event {
+            Some(Ok(SubscriptionEvent::ResourceUpdated { uri })) if uri == "smcp://clock" => {
+                ticks += 1;
+            }
+            Some(Ok(SubscriptionEvent::ToolsListChanged)) => list_changed += 1,
+            other => panic!("unexpected on the listen stream: {other:?}"),
+        }
+    }
+    assert_eq!(list_changed, 1, "the change through instance 2");
+    assert!(
+        (3..=6).contains(&ticks),
+        "{ticks} clock ticks in {window:?} on one listener"
+    );
 }
 
 #[tokio::test]
