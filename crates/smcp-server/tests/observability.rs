@@ -20,6 +20,10 @@ use tower::ServiceExt;
 fn server(prometheus: &Prometheus) -> Server {
     Server::builder("obs", "1.0.0")
         .tool(tool("ping").handler(|_call| async { Ok(CallToolResult::text("pong")) }))
+        .tool(tool("slow").handler(|_call| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(CallToolResult::text("done"))
+        }))
         .tool(tool("ask").handler(|call| async move {
             call.input.ask(mrtr::elicit_form(
                 "confirm",
@@ -81,6 +85,70 @@ async fn requests_are_counted_by_method_status_and_code() {
     );
     assert!(!text.contains("made/up-method"), "{text}");
     assert!(!text.contains("no-such-tool-xyz"), "{text}");
+    assert!(
+        text.contains(r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn requests_over_stdio_are_counted_as_over_http() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let prometheus = Prometheus::new();
+    let server = server(&prometheus);
+    let (mut input, read) = tokio::io::duplex(1 << 16);
+    let (write, mut output) = tokio::io::duplex(1 << 16);
+    let mut lines = Vec::new();
+    for (id, name) in [
+        (1, "ping"),
+        (2, "ping"),
+        (3, "slow"),
+        (4, "no-such-tool-xyz"),
+    ] {
+        lines.push(body(json!(id), "tools/call", json!({"name": name})));
+    }
+    lines.push(body(json!(5), "made/up-method", json!({})));
+    let mut text = String::new();
+    for line in &lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text.push_str("{not json\n");
+    input.write_all(text.as_bytes()).await.unwrap();
+    drop(input);
+    let served = smcp_server::serve_stream(
+        &server,
+        read,
+        write,
+        std::future::pending(),
+        smcp_server::StdioOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(served, smcp_server::Drained::Complete);
+    let mut answers = String::new();
+    output.read_to_string(&mut answers).await.unwrap();
+    assert_eq!(answers.lines().count(), 6, "{answers}");
+
+    let text = prometheus.render(&server);
+    // Ready at once (2), after a wait (1): three results; no HTTP status, so 2xx.
+    assert!(
+        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 3"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="-32602"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"smcp_requests_total{method="other",status="2xx",code="-32601"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"smcp_requests_total{method="none",status="2xx",code="-32700"} 1"#),
+        "{text}"
+    );
+    assert!(!text.contains("made/up-method"), "{text}");
     assert!(
         text.contains(r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#),
         "{text}"

@@ -9,6 +9,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::FutureExt as _;
@@ -30,6 +31,7 @@ use super::{Drained, NEWLINE, StdioOptions, listen};
 use crate::core::context::EventSink;
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::meta;
+use crate::core::metrics::RequestRecord;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
@@ -54,6 +56,43 @@ pub(super) struct Connection {
     /// Which era the connection speaks, decided by its first request.
     #[cfg(feature = "legacy")]
     pub(super) era: super::legacy::Era,
+}
+
+/// A request being measured (only with metrics on): reported once, when it is answered.
+/// Over a stream there is no HTTP status: every record carries 200, as a JSON-RPC error
+/// inside a `200` would over HTTP.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Meter {
+    method: &'static str,
+    start: Instant,
+}
+
+impl Meter {
+    /// A meter for `method` when `shared` has metrics on.
+    pub(super) fn start(shared: &Shared, method: &str) -> Option<Self> {
+        shared.metrics.is_on().then(|| Self {
+            method: shared.method_label(method),
+            start: Instant::now(),
+        })
+    }
+
+    /// A meter for a message whose method was never read (measured as method `none`).
+    fn unread(shared: &Shared) -> Option<Self> {
+        shared.metrics.is_on().then(|| Self {
+            method: "none",
+            start: Instant::now(),
+        })
+    }
+
+    /// Reports the request, answered with an error of `code` (or a result: `None`).
+    pub(super) fn done(self, shared: &Shared, code: Option<i64>) {
+        shared.metrics.request(RequestRecord {
+            method: self.method,
+            status: 200,
+            code,
+            elapsed: self.start.elapsed(),
+        });
+    }
 }
 
 /// Tool arguments have no second copy on a stream: nothing to check.
@@ -161,7 +200,7 @@ impl Connection {
                         self.max_line
                     ),
                 );
-                self.send(error_bytes(None, error));
+                self.answer_unread(None, error);
             }
         }
     }
@@ -246,6 +285,14 @@ impl Connection {
 
     /// Answers with one message (a JSON-RPC message without its newline), in the reader's
     /// batch.
+    /// Answers a message whose method was never read (measured as method `none`).
+    fn answer_unread(&mut self, id: Option<RequestId>, error: ErrorObject) {
+        if let Some(meter) = Meter::unread(&self.shared) {
+            meter.done(&self.shared, Some(error.code));
+        }
+        self.send(error_bytes(id, error));
+    }
+
     pub(super) fn send(&mut self, json: Vec<u8>) {
         if self.batch.is_empty() {
             self.batch = json;
@@ -269,7 +316,7 @@ impl Connection {
                     e.valid_up_to()
                 ),
             );
-            return self.send(error_bytes(None, error));
+            return self.answer_unread(None, error);
         }
         let parsed = Incoming::parse(line);
         #[cfg(feature = "legacy")]
@@ -286,11 +333,11 @@ impl Connection {
                 let error = ErrorObject::invalid_request(
                     "Invalid request: clients must not send JSON-RPC responses",
                 );
-                self.send(error_bytes(None, error));
+                self.answer_unread(None, error);
             }
             Err(e) => {
                 tracing::debug!(error = %e, "unreadable message");
-                self.send(error_bytes(e.id().cloned(), e.to_error_object()));
+                self.answer_unread(e.id().cloned(), e.to_error_object());
             }
         }
     }
@@ -316,6 +363,7 @@ impl Connection {
 
     fn on_request(&mut self, request: IncomingRequest<'_>, line: &Bytes, tasks: &mut JoinSet<()>) {
         let span = tracing::debug_span!("mcp.request", method = %request.method, id = %request.id);
+        let meter = Meter::start(&self.shared, &request.method);
         let admitted = meta::admit(&request).and_then(|a| {
             let subscription = request.method == method::SUBSCRIPTIONS_LISTEN;
             self.running
@@ -326,6 +374,9 @@ impl Connection {
             Ok(a) => a,
             Err(error) => {
                 span.in_scope(|| tracing::debug!(code = error.code, "refused"));
+                if let Some(meter) = meter {
+                    meter.done(&self.shared, Some(error.code));
+                }
                 return self.send(error_bytes(Some(request.id), error));
             }
         };
@@ -350,15 +401,15 @@ impl Connection {
             Call::new(shared, request, line, admission, &NoMirror),
         );
         match dispatched {
-            Dispatch::Ready(outcome) => self.finish(id, outcome),
+            Dispatch::Ready(outcome) => self.finish(id, outcome, meter),
             Dispatch::Pending(mut fut) => {
                 // Most handlers finish on their first poll: no task, no registration.
                 match std::panic::catch_unwind(AssertUnwindSafe(|| (&mut fut).now_or_never())) {
-                    Ok(Some(outcome)) => return self.finish(id, outcome),
+                    Ok(Some(outcome)) => return self.finish(id, outcome, meter),
                     Ok(None) => {}
                     Err(_) => {
                         let error = ErrorObject::internal("the handler panicked");
-                        return self.finish(id, Err(error));
+                        return self.finish(id, Err(error), meter);
                     }
                 }
                 let fut: BoxFuture<Finished> = Box::pin(caught(fut));
@@ -370,28 +421,42 @@ impl Connection {
                     cancel,
                     registration,
                     self.out.clone(),
+                    meter,
                 );
                 tasks.spawn(task.instrument(span));
             }
             Dispatch::Listen(params, ctx) => {
+                // Measured when it opens (or is refused), as over HTTP when its stream starts.
                 match listen::open(self, id.clone(), params, ctx, cancel) {
                     Ok(task) => {
+                        if let Some(meter) = meter {
+                            meter.done(&self.shared, None);
+                        }
                         tasks.spawn(task.instrument(span));
                     }
-                    Err(error) => self.send(error_bytes(Some(id), error)),
+                    Err(error) => {
+                        if let Some(meter) = meter {
+                            meter.done(&self.shared, Some(error.code));
+                        }
+                        self.send(error_bytes(Some(id), error));
+                    }
                 }
             }
         }
     }
 
-    fn finish(&mut self, id: RequestId, outcome: Finished) {
+    fn finish(&mut self, id: RequestId, outcome: Finished, meter: Option<Meter>) {
+        if let Some(meter) = meter {
+            meter.done(&self.shared, outcome.as_ref().err().map(|e| e.code));
+        }
         let json = finished_bytes(&self.shared.server_meta, id, outcome);
         self.send(json);
     }
 }
 
 /// A request whose handler did not finish at once: its response, unless it is cancelled
-/// (then nothing more is written for it, and the handler is dropped after the grace period).
+/// (then nothing more is written for it, nor measured, and the handler is dropped after the
+/// grace period).
 async fn run_request(
     shared: Arc<Shared>,
     id: RequestId,
@@ -399,6 +464,7 @@ async fn run_request(
     cancel: CancellationToken,
     registration: Registration,
     out: mpsc::Sender<Bytes>,
+    meter: Option<Meter>,
 ) {
     let grace = shared.limits.cancel_grace;
     let outcome = tokio::select! {
@@ -414,6 +480,9 @@ async fn run_request(
     drop(registration);
     match outcome {
         Some(outcome) if !cancel.is_cancelled() => {
+            if let Some(meter) = meter {
+                meter.done(&shared, outcome.as_ref().err().map(|e| e.code));
+            }
             let json = finished_bytes(&shared.server_meta, id, outcome);
             let _ = out.send(NEWLINE.frame(&json)).await;
         }
