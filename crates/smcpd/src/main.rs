@@ -271,24 +271,13 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
     .await?;
     #[cfg(feature = "redis")]
     let cluster = args.redis.cluster()?;
-    // Readiness (`/readyz`) fails while a shared component does not answer.
-    #[allow(unused_mut, reason = "filled only with the files or redis feature")]
-    let mut health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>> =
-        Vec::new();
-    #[cfg(feature = "redis")]
-    if let Some(cluster) = &cluster {
-        health_checks.push(std::sync::Arc::new(cluster.health()));
-    }
-    #[cfg(feature = "files")]
-    if let Some(files) = &files {
-        health_checks.push(std::sync::Arc::new(smcpd::health::StoreHealth::new(
-            files.store().clone(),
-        )));
-    }
-    #[cfg(feature = "metrics")]
-    let prometheus = args
-        .metrics_listen
-        .map(|_| smcp_server::metrics::Prometheus::new());
+    let observed = Observed::new(
+        &args,
+        #[cfg(feature = "redis")]
+        cluster.as_ref(),
+        #[cfg(feature = "files")]
+        files.as_ref(),
+    );
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -305,18 +294,12 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
         legacy: args.legacy.config(),
         #[cfg(feature = "redis")]
         cluster: cluster.clone(),
-        #[cfg(feature = "metrics")]
-        metrics: prometheus.clone().map(|p| {
-            std::sync::Arc::new(p) as std::sync::Arc<dyn smcp_server::core::metrics::Metrics>
-        }),
-        #[cfg(not(feature = "metrics"))]
-        metrics: None,
-        health_checks,
+        metrics: observed.metrics(),
+        health_checks: observed.health_checks.clone(),
     })?;
     #[cfg(feature = "redis")]
     if let Some(cluster) = &cluster {
         cluster.attach_catalog(&server).await?;
-        cluster.observe_bus_lag(server.metrics());
     }
     if args.clock_secs > 0 {
         tokio::spawn(smcpd::run_clock(
@@ -324,26 +307,16 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
-    #[cfg(feature = "files")]
-    if let Some(files) = &files {
-        files.set_metrics(server.metrics());
-    }
-    #[cfg(feature = "metrics")]
-    let ops = match (args.metrics_listen, prometheus) {
-        (Some(addr), Some(prometheus)) => Some(
-            start_ops(
-                addr,
-                &server,
-                prometheus,
-                &args.readyz_path,
-                &args.livez_path,
-            )
-            .await?,
-        ),
-        _ => None,
-    };
-    #[cfg(not(feature = "metrics"))]
-    let ops: Option<Ops> = None;
+    let ops = observed
+        .start(
+            &args,
+            &server,
+            #[cfg(feature = "redis")]
+            cluster.as_ref(),
+            #[cfg(feature = "files")]
+            files.as_ref(),
+        )
+        .await?;
     // With an operations listener, readiness turns 503 as soon as the drain starts.
     let draining = ops.as_ref().map(|_| server.clone());
     let shutdown = async move {
@@ -411,6 +384,90 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
     drained(outcome)
 }
 
+/// What an operator reads, the same over HTTP and stdio: the readiness checks of the shared
+/// components and, with `--metrics-listen`, the metrics registry.
+struct Observed {
+    /// Readiness (`/readyz`) fails while one of these does not answer.
+    health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
+    #[cfg(feature = "metrics")]
+    prometheus: Option<smcp_server::metrics::Prometheus>,
+}
+
+impl Observed {
+    fn new(
+        args: &Args,
+        #[cfg(feature = "redis")] cluster: Option<&smcpd::cluster::Cluster>,
+        #[cfg(feature = "files")] files: Option<&smcp_files::Files>,
+    ) -> Self {
+        #[allow(unused_mut, reason = "filled only with the files or redis feature")]
+        let mut health_checks: Vec<
+            std::sync::Arc<dyn smcp_server::core::health::HealthCheck>,
+        > = Vec::new();
+        #[cfg(feature = "redis")]
+        if let Some(cluster) = cluster {
+            health_checks.push(std::sync::Arc::new(cluster.health()));
+        }
+        #[cfg(feature = "files")]
+        if let Some(files) = files {
+            health_checks.push(std::sync::Arc::new(smcpd::health::StoreHealth::new(
+                files.store().clone(),
+            )));
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = args;
+        Self {
+            health_checks,
+            #[cfg(feature = "metrics")]
+            prometheus: args
+                .metrics_listen
+                .map(|_| smcp_server::metrics::Prometheus::new()),
+        }
+    }
+
+    /// Where the server's measurements go (`None`: nowhere).
+    fn metrics(&self) -> Option<std::sync::Arc<dyn smcp_server::core::metrics::Metrics>> {
+        #[cfg(feature = "metrics")]
+        if let Some(p) = &self.prometheus {
+            return Some(std::sync::Arc::new(p.clone()));
+        }
+        None
+    }
+
+    /// Once the server is built: the components that report to it, and the operations
+    /// listener with `--metrics-listen`.
+    async fn start(
+        self,
+        args: &Args,
+        server: &smcp_server::Server,
+        #[cfg(feature = "redis")] cluster: Option<&smcpd::cluster::Cluster>,
+        #[cfg(feature = "files")] files: Option<&smcp_files::Files>,
+    ) -> anyhow::Result<Option<Ops>> {
+        #[cfg(feature = "redis")]
+        if let Some(cluster) = cluster {
+            cluster.observe_bus_lag(server.metrics());
+        }
+        #[cfg(feature = "files")]
+        if let Some(files) = files {
+            files.set_metrics(server.metrics());
+        }
+        #[cfg(feature = "metrics")]
+        if let (Some(addr), Some(prometheus)) = (args.metrics_listen, self.prometheus) {
+            let ops = start_ops(
+                addr,
+                server,
+                prometheus,
+                &args.readyz_path,
+                &args.livez_path,
+            )
+            .await?;
+            return Ok(Some(ops));
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = (args, server);
+        Ok(None)
+    }
+}
+
 /// The operations listener (`--metrics-listen`): its task and how to stop it.
 struct Ops {
     stop: tokio::sync::oneshot::Sender<()>,
@@ -475,6 +532,14 @@ async fn run_stdio(
     let _ = (tls, serve_options);
     #[cfg(feature = "redis")]
     let cluster = args.redis.cluster()?;
+    // --metrics-listen counts the requests read from stdin as it counts HTTP ones.
+    let observed = Observed::new(
+        args,
+        #[cfg(feature = "redis")]
+        cluster.as_ref(),
+        #[cfg(feature = "files")]
+        files.as_ref(),
+    );
     let server = smcpd::demo_server_with(smcpd::DemoConfig {
         security,
         listen,
@@ -491,8 +556,8 @@ async fn run_stdio(
         legacy: args.legacy.config(),
         #[cfg(feature = "redis")]
         cluster: cluster.clone(),
-        metrics: None,
-        health_checks: Vec::new(),
+        metrics: observed.metrics(),
+        health_checks: observed.health_checks.clone(),
     })?;
     #[cfg(feature = "redis")]
     if let Some(cluster) = &cluster {
@@ -504,6 +569,16 @@ async fn run_stdio(
             Duration::from_secs(args.clock_secs),
         ));
     }
+    let ops = observed
+        .start(
+            args,
+            &server,
+            #[cfg(feature = "redis")]
+            cluster.as_ref(),
+            #[cfg(feature = "files")]
+            files.as_ref(),
+        )
+        .await?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     #[cfg(feature = "files")]
     let data_plane = match (files, data_plane) {
@@ -523,6 +598,10 @@ async fn run_stdio(
     let options = smcp_server::StdioOptions::default().drain_timeout(args.deadlines.drain_timeout);
     let outcome = smcp_server::serve_stdio(&server, shutdown_signal(), options).await?;
     server.shutdown();
+    if let Some(ops) = ops {
+        let _ = ops.stop.send(());
+        ops.task.await??;
+    }
     let _ = stop.send(());
     #[cfg(feature = "files")]
     if let Some(task) = data_plane {

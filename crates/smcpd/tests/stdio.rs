@@ -300,6 +300,44 @@ async fn files_out_of_band_through_a_tls_data_plane() {
 }
 
 #[tokio::test]
+async fn metrics_listen_counts_the_requests_read_from_stdin() {
+    let ops = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut smcpd = Smcpd::start(&["--metrics-listen", &ops.to_string()]);
+    for id in 1..=2 {
+        let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
+        smcpd.send(&request(json!(id), "tools/call", echo)).await;
+        assert_eq!(text(&smcpd.recv().await), "hi");
+    }
+    smcpd.send(&request(json!(3), "made/up", json!({}))).await;
+    assert_eq!(smcpd.recv().await["error"]["code"], -32601);
+    // The operations listener is up before stdin is read.
+    let mut conn = tokio::net::TcpStream::connect(ops).await.unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut metrics = String::new();
+    tokio::time::timeout(WAIT, conn.read_to_string(&mut metrics))
+        .await
+        .expect("the metrics in time")
+        .unwrap();
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    assert!(
+        metrics.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 2"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"smcp_requests_total{method="other",status="2xx",code="-32601"} 1"#),
+        "{metrics}"
+    );
+    let (rest, status, stderr) = smcpd.close().await;
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(status.success(), "{status}: {stderr}");
+}
+
+#[tokio::test]
 async fn cancellation_over_stdio_stops_the_call() {
     let mut smcpd = Smcpd::start(&[]);
     smcpd
