@@ -41,26 +41,7 @@ pub fn server_url() -> String {
 }
 
 /// Completes on Ctrl-C (and on SIGTERM on Unix), to stop serving gracefully.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
-}
+pub use smcp_server::shutdown_signal;
 
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`).
 pub fn init_logging() {

@@ -1,5 +1,6 @@
 //! How serving ends, for every transport: requests in flight get the drain timeout to finish;
-//! those still running then are cancelled and answered with [`cut_error`].
+//! those still running then are cancelled and answered with [`cut_error`]. [`shutdown_signal`]
+//! is the usual trigger.
 
 use std::time::Duration;
 
@@ -20,6 +21,39 @@ impl Drained {
     /// Whether every request in flight finished.
     pub fn is_complete(self) -> bool {
         self == Self::Complete
+    }
+}
+
+/// Completes on Ctrl-C, and on SIGTERM on Unix: the `shutdown` future to give
+/// [`crate::serve`] or [`crate::serve_stdio`] so that a process stopped by its supervisor
+/// drains gracefully.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn run(server: smcp_server::Server) -> std::io::Result<()> {
+/// server.serve_stdio(smcp_server::shutdown_signal()).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
     }
 }
 

@@ -123,7 +123,7 @@ pub use crate::core::typed;
 #[cfg(feature = "schemars")]
 pub use crate::core::typed::Json;
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
-pub use drain::Drained;
+pub use drain::{Drained, shutdown_signal};
 pub use http::{
     BodyTimedOut, BodyTimeouts, ConnectionInfo, Endpoint, EndpointBody, McpBody, McpService,
     RequestBody, ServeOptions, serve,

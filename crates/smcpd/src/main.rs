@@ -320,7 +320,7 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
     // With an operations listener, readiness turns 503 as soon as the drain starts.
     let draining = ops.as_ref().map(|_| server.clone());
     let shutdown = async move {
-        shutdown_signal().await;
+        smcp_server::shutdown_signal().await;
         if let Some(server) = draining {
             server.shutdown();
         }
@@ -596,7 +596,8 @@ async fn run_stdio(
     drop(stopped);
     tracing::info!("smcpd serving MCP on stdio");
     let options = smcp_server::StdioOptions::default().drain_timeout(args.deadlines.drain_timeout);
-    let outcome = smcp_server::serve_stdio(&server, shutdown_signal(), options).await?;
+    let outcome =
+        smcp_server::serve_stdio(&server, smcp_server::shutdown_signal(), options).await?;
     server.shutdown();
     if let Some(ops) = ops {
         let _ = ops.stop.send(());
@@ -944,28 +945,6 @@ async fn file_store(
             .map_err(|e| anyhow::anyhow!("file store {}: {e}", dir.display()))?;
     }
     Ok((std::sync::Arc::new(store), dir.display().to_string()))
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
 }
 
 /// The earlier revisions' sessions on the same endpoint (`docs/sessions.md`).

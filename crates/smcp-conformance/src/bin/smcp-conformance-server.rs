@@ -123,7 +123,7 @@ async fn main() -> anyhow::Result<()> {
         tls: tls_config,
         ..ServeOptions::default()
     };
-    let served = smcp_server::serve(listener, app, options, shutdown_signal()).await;
+    let served = smcp_server::serve(listener, app, options, smcp_server::shutdown_signal()).await;
     if let Some(dir) = own_dir
         && let Err(e) = std::fs::remove_dir_all(&dir)
     {
@@ -131,26 +131,4 @@ async fn main() -> anyhow::Result<()> {
     }
     served?;
     Ok(())
-}
-
-/// Completes on Ctrl-C or SIGTERM (the conformance scripts stop the server with `kill`).
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
 }
