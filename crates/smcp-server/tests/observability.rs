@@ -37,6 +37,14 @@ fn server(prometheus: &Prometheus) -> Server {
         .unwrap()
 }
 
+/// Asserts that the exposition has the sample `sample` (a whole line: name, labels, value).
+fn has(text: &str, sample: &str) {
+    assert!(
+        text.lines().any(|l| l == sample),
+        "no `{sample}` in:\n{text}"
+    );
+}
+
 fn line<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     text.lines().find(|l| l.starts_with(prefix))
 }
@@ -75,19 +83,19 @@ async fn requests_are_counted_by_method_status_and_code() {
         Some(r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 3"#),
         "{text}"
     );
-    assert!(
-        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="-32602"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="tools/call",status="2xx",code="-32602"} 1"#,
     );
-    assert!(
-        text.contains(r#"smcp_requests_total{method="other",status="4xx",code="-32601"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="other",status="4xx",code="-32601"} 1"#,
     );
     assert!(!text.contains("made/up-method"), "{text}");
     assert!(!text.contains("no-such-tool-xyz"), "{text}");
-    assert!(
-        text.contains(r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#,
     );
 }
 
@@ -132,26 +140,26 @@ async fn requests_over_stdio_are_counted_as_over_http() {
 
     let text = prometheus.render(&server);
     // Ready at once (2), after a wait (1): three results; no HTTP status, so 2xx.
-    assert!(
-        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 3"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 3"#,
     );
-    assert!(
-        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="-32602"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="tools/call",status="2xx",code="-32602"} 1"#,
     );
-    assert!(
-        text.contains(r#"smcp_requests_total{method="other",status="2xx",code="-32601"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="other",status="2xx",code="-32601"} 1"#,
     );
-    assert!(
-        text.contains(r#"smcp_requests_total{method="none",status="2xx",code="-32700"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="none",status="2xx",code="-32700"} 1"#,
     );
     assert!(!text.contains("made/up-method"), "{text}");
-    assert!(
-        text.contains(r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_request_duration_seconds_count{method="tools/call"} 4"#,
     );
 }
 
@@ -174,14 +182,8 @@ async fn mrtr_rounds_are_counted() {
     assert_eq!(reply.json()["result"]["content"][0]["text"], "asked");
 
     let text = prometheus.render(&server);
-    assert!(
-        text.contains(r#"smcp_mrtr_rounds_total{round="input_required"} 1"#),
-        "{text}"
-    );
-    assert!(
-        text.contains(r#"smcp_mrtr_rounds_total{round="retry"} 1"#),
-        "{text}"
-    );
+    has(&text, r#"smcp_mrtr_rounds_total{round="input_required"} 1"#);
+    has(&text, r#"smcp_mrtr_rounds_total{round="retry"} 1"#);
 }
 
 #[tokio::test]
@@ -192,10 +194,7 @@ async fn file_bytes_and_bus_lag_hooks_reach_the_registry() {
     handle.file_bytes(smcp_server::core::metrics::FileDirection::Out, 4096);
     handle.bus_lag(Duration::from_millis(2));
     let text = prometheus.render(&server);
-    assert!(
-        text.contains(r#"smcp_file_bytes_total{direction="out"} 4096"#),
-        "{text}"
-    );
+    has(&text, r#"smcp_file_bytes_total{direction="out"} 4096"#);
     assert!(text.contains("smcp_bus_lag_seconds_count 1"), "{text}");
 }
 
@@ -354,9 +353,9 @@ async fn the_ops_router_serves_metrics_and_readiness() {
             .to_vec(),
     )
     .unwrap();
-    assert!(
-        text.contains(r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 1"#),
-        "{text}"
+    has(
+        &text,
+        r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 1"#,
     );
     assert!(text.contains("smcp_listen_streams 0"), "{text}");
     let response = ops

@@ -307,16 +307,7 @@ async fn serve_until_stopped(args: Args) -> anyhow::Result<()> {
             Duration::from_secs(args.clock_secs),
         ));
     }
-    let ops = observed
-        .start(
-            &args,
-            &server,
-            #[cfg(feature = "redis")]
-            cluster.as_ref(),
-            #[cfg(feature = "files")]
-            files.as_ref(),
-        )
-        .await?;
+    let ops = observed.start(&args, &server).await?;
     // With an operations listener, readiness turns 503 as soon as the drain starts.
     let draining = ops.as_ref().map(|_| server.clone());
     let shutdown = async move {
@@ -391,6 +382,11 @@ struct Observed {
     health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
     #[cfg(feature = "metrics")]
     prometheus: Option<smcp_server::metrics::Prometheus>,
+    /// The components that report to the server's metrics once it is built.
+    #[cfg(feature = "redis")]
+    cluster: Option<smcpd::cluster::Cluster>,
+    #[cfg(feature = "files")]
+    files: Option<smcp_files::Files>,
 }
 
 impl Observed {
@@ -421,6 +417,10 @@ impl Observed {
             prometheus: args
                 .metrics_listen
                 .map(|_| smcp_server::metrics::Prometheus::new()),
+            #[cfg(feature = "redis")]
+            cluster: cluster.cloned(),
+            #[cfg(feature = "files")]
+            files: files.cloned(),
         }
     }
 
@@ -435,19 +435,13 @@ impl Observed {
 
     /// Once the server is built: the components that report to it, and the operations
     /// listener with `--metrics-listen`.
-    async fn start(
-        self,
-        args: &Args,
-        server: &smcp_server::Server,
-        #[cfg(feature = "redis")] cluster: Option<&smcpd::cluster::Cluster>,
-        #[cfg(feature = "files")] files: Option<&smcp_files::Files>,
-    ) -> anyhow::Result<Option<Ops>> {
+    async fn start(self, args: &Args, server: &smcp_server::Server) -> anyhow::Result<Option<Ops>> {
         #[cfg(feature = "redis")]
-        if let Some(cluster) = cluster {
+        if let Some(cluster) = &self.cluster {
             cluster.observe_bus_lag(server.metrics());
         }
         #[cfg(feature = "files")]
-        if let Some(files) = files {
+        if let Some(files) = &self.files {
             files.set_metrics(server.metrics());
         }
         #[cfg(feature = "metrics")]
@@ -569,16 +563,7 @@ async fn run_stdio(
             Duration::from_secs(args.clock_secs),
         ));
     }
-    let ops = observed
-        .start(
-            args,
-            &server,
-            #[cfg(feature = "redis")]
-            cluster.as_ref(),
-            #[cfg(feature = "files")]
-            files.as_ref(),
-        )
-        .await?;
+    let ops = observed.start(args, &server).await?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     #[cfg(feature = "files")]
     let data_plane = match (files, data_plane) {
