@@ -278,6 +278,9 @@ async fn a_change_through_one_instance_reaches_a_listener_on_another_and_every_c
                 "instance {i} after a change through {via}: {names:?}"
             );
         }
+        // Once: the instances applying the revision do not publish it again.
+        let again = tokio::time::timeout(Duration::from_millis(500), events.next()).await;
+        assert!(again.is_err(), "a second event for one change: {again:?}");
         eprintln!("change through {via}: notified on instance 1 after {latency:?}");
     }
 }
