@@ -283,8 +283,6 @@ impl Connection {
         Drained::TimedOut(cut.len())
     }
 
-    /// Answers with one message (a JSON-RPC message without its newline), in the reader's
-    /// batch.
     /// Answers a message whose method was never read (measured as method `none`).
     fn answer_unread(&mut self, id: Option<RequestId>, error: ErrorObject) {
         if let Some(meter) = Meter::unread(&self.shared) {
@@ -293,6 +291,8 @@ impl Connection {
         self.send(error_bytes(id, error));
     }
 
+    /// Answers with one message (a JSON-RPC message without its newline), in the reader's
+    /// batch.
     pub(super) fn send(&mut self, json: Vec<u8>) {
         if self.batch.is_empty() {
             self.batch = json;
