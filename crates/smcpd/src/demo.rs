@@ -50,7 +50,6 @@ const README: &str = "smcpd is the smcp reference server. Call `tools/list` to s
 pub const CLOCK_URI: &str = "smcp://clock";
 
 /// The tool `toggle_extra` adds and removes.
-/// The tool `toggle_extra` adds and removes.
 pub(crate) const EXTRA_TOOL: &str = "extra";
 
 pub(crate) fn extra_tool() -> smcp_server::ToolBuilder {

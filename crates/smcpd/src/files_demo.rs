@@ -43,31 +43,34 @@ fn accept_docs() -> Value {
     ])
 }
 
+/// The type the content shows: what its magic bytes say ([`smcp_files::sniff::detect`], the
+/// sniffing that admitted the file), else plain text when it is UTF-8.
 fn detect(bytes: &[u8]) -> &'static str {
-    if bytes.starts_with(b"%PDF-") {
-        "application/pdf"
-    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        "image/png"
-    } else if std::str::from_utf8(bytes).is_ok() {
-        "text/plain"
-    } else {
-        "application/octet-stream"
-    }
+    smcp_files::sniff::detect(bytes).unwrap_or_else(|| {
+        if std::str::from_utf8(bytes).is_ok() {
+            "text/plain"
+        } else {
+            "application/octet-stream"
+        }
+    })
 }
 
 fn stats(bytes: &[u8]) -> Value {
-    let mut out = json!({"detectedType": detect(bytes)});
-    if let (Ok(text), "text/plain") = (std::str::from_utf8(bytes), detect(bytes)) {
+    let detected = detect(bytes);
+    let mut out = json!({"detectedType": detected});
+    if detected.starts_with("text/")
+        && let Ok(text) = std::str::from_utf8(bytes)
+    {
         out["lines"] = json!(text.lines().count());
         out["words"] = json!(text.split_whitespace().count());
         out["characters"] = json!(text.chars().count());
     }
-    if bytes.starts_with(b"%PDF-") {
+    if detected == "application/pdf" {
         let s = String::from_utf8_lossy(bytes);
         let pages = s.matches("/Type /Page").count() - s.matches("/Type /Pages").count();
         out["pdfPages"] = json!(pages);
     }
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() >= 24 {
+    if detected == "image/png" && bytes.len() >= 24 {
         let be =
             |i: usize| u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
         out["width"] = json!(be(16));
@@ -269,4 +272,42 @@ pub fn with_tools(builder: ServerBuilder, files: &Files) -> ServerBuilder {
                     }
                 }),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SAMPLE_PDF, stats};
+
+    #[test]
+    fn statistics_follow_the_sniffed_type() {
+        let pdf = stats(SAMPLE_PDF);
+        assert_eq!(pdf["detectedType"], "application/pdf");
+        assert!(pdf["pdfPages"].as_u64() >= Some(1), "{pdf}");
+        assert!(pdf.get("words").is_none());
+
+        let text = stats(b"two words\nand two more\n");
+        assert_eq!(text["detectedType"], "text/plain");
+        assert_eq!(
+            (text["lines"].as_u64(), text["words"].as_u64()),
+            (Some(2), Some(5))
+        );
+
+        // A text type the magic bytes show is still counted as text.
+        let html = stats(b"<!DOCTYPE html><html><body>hello there</body></html>");
+        assert_eq!(html["detectedType"], "text/html");
+        assert_eq!(html["words"].as_u64(), Some(3));
+
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend(3u32.to_be_bytes());
+        png.extend(2u32.to_be_bytes());
+        let png = stats(&png);
+        assert_eq!(png["detectedType"], "image/png");
+        assert_eq!(
+            (png["width"].as_u64(), png["height"].as_u64()),
+            (Some(3), Some(2))
+        );
+
+        let binary = stats(&[0xc3, 0x28, 0xa0, 0xa1]);
+        assert_eq!(binary["detectedType"], "application/octet-stream");
+    }
 }

@@ -1,16 +1,24 @@
-//! The `--auth-*` flags: the endpoint as an OAuth 2.1 protected resource.
+//! The `--auth-*` flags (feature `auth`): the endpoint as an OAuth 2.1 protected resource.
+//! Without the feature, no flags and no authorization.
 
+#[cfg(feature = "auth")]
 use std::sync::Arc;
 
+#[cfg(feature = "auth")]
 use anyhow::Context as _;
+#[cfg(feature = "auth")]
 use smcp_server::auth::{
     AuthLayer, IntrospectionVerifier, JwtVerifier, ProtectedResourceMetadata, ScopePolicy,
     TokenVerifier,
 };
+use smcp_server::http::Endpoint;
+use smcp_server::{Drained, ServeOptions};
+use tokio::net::TcpListener;
 
 /// Authorization (off unless --auth-issuer is given).
+#[cfg(feature = "auth")]
 #[derive(Debug, clap::Args)]
-pub(crate) struct AuthFlags {
+pub(crate) struct AuthArgs {
     /// Require OAuth 2.1 bearer tokens issued by this authorization server (its issuer
     /// identifier, `https`, or `http` on loopback). Its metadata (RFC 8414 or OpenID
     /// discovery) names the JWKS that signs JWT access tokens.
@@ -59,9 +67,19 @@ pub(crate) struct AuthFlags {
     /// The endpoint's public URL (the OAuth resource), when clients reach smcpd at another
     /// address than the one it listens on (a proxy, 0.0.0.0). Default: the listen URL + /mcp.
     #[arg(long, value_name = "URL", env = "SMCPD_PUBLIC_URL")]
-    pub(crate) public_url: Option<String>,
+    public_url: Option<String>,
 }
 
+/// Without the feature: no flags.
+#[cfg(not(feature = "auth"))]
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuthArgs {}
+
+/// What checks the tokens in front of the endpoint: the layer of `--auth-issuer`, or nothing.
+#[derive(Debug)]
+pub(crate) struct Guard(#[cfg(feature = "auth")] Option<AuthLayer>);
+
+#[cfg(feature = "auth")]
 fn tool_scope(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((tool, scope)) if !tool.is_empty() && !scope.is_empty() && !scope.contains(' ') => {
@@ -73,14 +91,21 @@ fn tool_scope(text: &str) -> Result<(String, String), String> {
     }
 }
 
-impl AuthFlags {
+#[cfg(feature = "auth")]
+impl AuthArgs {
     /// Whether authorization is on.
     pub(crate) fn enabled(&self) -> bool {
         self.auth_issuer.is_some()
     }
 
+    /// The guard of the endpoint at `url` (the resource, unless `--public-url`).
+    pub(crate) async fn guard(&self, url: &str) -> anyhow::Result<Guard> {
+        let resource = self.public_url.as_deref().unwrap_or(url);
+        Ok(Guard(self.layer(resource).await?))
+    }
+
     /// The layer, when --auth-issuer is given; `resource` is the endpoint's URL.
-    pub(crate) async fn layer(&self, resource: &str) -> anyhow::Result<Option<AuthLayer>> {
+    async fn layer(&self, resource: &str) -> anyhow::Result<Option<AuthLayer>> {
         let Some(issuer) = &self.auth_issuer else {
             return Ok(None);
         };
@@ -153,5 +178,54 @@ impl AuthFlags {
                 .protect_only("/mcp")
                 .build(),
         ))
+    }
+}
+
+#[cfg(feature = "auth")]
+impl Guard {
+    /// Serves `endpoint` on `listener` until `shutdown` and the drain: behind the layer,
+    /// which also answers the metadata document, when there is one. The data plane, whose
+    /// URLs are signed capabilities of their own, passes through.
+    pub(crate) async fn serve(
+        self,
+        listener: TcpListener,
+        endpoint: Endpoint,
+        options: ServeOptions,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<Drained> {
+        match self.0 {
+            Some(auth) => {
+                let app = tower::Layer::layer(&auth, endpoint);
+                smcp_server::serve(listener, app, options, shutdown).await
+            }
+            None => smcp_server::serve(listener, endpoint, options, shutdown).await,
+        }
+    }
+}
+
+#[cfg(not(feature = "auth"))]
+impl AuthArgs {
+    /// Authorization is off.
+    pub(crate) fn enabled(&self) -> bool {
+        false
+    }
+
+    /// No guard.
+    pub(crate) async fn guard(&self, _url: &str) -> anyhow::Result<Guard> {
+        Ok(Guard())
+    }
+}
+
+#[cfg(not(feature = "auth"))]
+impl Guard {
+    /// Serves `endpoint` on `listener` until `shutdown` and the drain.
+    pub(crate) async fn serve(
+        self,
+        listener: TcpListener,
+        endpoint: Endpoint,
+        options: ServeOptions,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<Drained> {
+        smcp_server::serve(listener, endpoint, options, shutdown).await
     }
 }

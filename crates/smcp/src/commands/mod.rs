@@ -1,0 +1,113 @@
+//! The commands, one module each: its flags (a clap `Args` struct) and its `run`.
+//!
+//! Every command but `completions`, `man`, `login` and `logout` runs against a connected
+//! [`Client`] ([`Command::run`]); those four run before or without one (`main.rs`).
+
+pub(crate) mod call;
+pub(crate) mod complete;
+pub(crate) mod completions;
+pub(crate) mod discover;
+pub(crate) mod download;
+pub(crate) mod listen;
+pub(crate) mod login;
+pub(crate) mod logout;
+pub(crate) mod man;
+pub(crate) mod prompt;
+pub(crate) mod prompts;
+pub(crate) mod read;
+pub(crate) mod resources;
+pub(crate) mod task;
+pub(crate) mod templates;
+pub(crate) mod tool;
+pub(crate) mod tools;
+pub(crate) mod upload;
+
+use std::path::Path;
+
+use clap::Subcommand;
+use smcp_client::Client;
+
+/// What a command runs with: the connected client and the output options.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    /// The server.
+    pub(crate) client: &'a Client,
+    /// `--json`: machine-readable output.
+    pub(crate) json: bool,
+    /// `--save DIR`: where images, audio and blobs go.
+    pub(crate) save: Option<&'a Path>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Show the server's versions, capabilities and instructions.
+    Discover,
+    /// List the tools (ARGUMENTS: * = required).
+    Tools,
+    /// Show one tool: description, arguments (* = required) and its input/output schema.
+    Tool(tool::Args),
+    /// Call a tool.
+    Call(call::Args),
+    /// Upload a file (files/authorizeUpload + HTTPS upload) and print its file URI.
+    Upload(upload::Args),
+    /// Download a file URI (files/authorizeDownload), verifying size and digest.
+    Download(download::Args),
+    /// List the resources.
+    Resources,
+    /// List the resource templates.
+    Templates,
+    /// Read a resource.
+    Read(read::Args),
+    /// List the prompts.
+    Prompts,
+    /// Get a prompt.
+    Prompt(prompt::Args),
+    /// Ask the server to complete an argument of a prompt or a resource template
+    /// (completion/complete).
+    Complete(complete::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the manual page (roff), e.g. `smcp man | man -l -`.
+    Man,
+    /// Authorize with the server's OAuth authorization server in the browser and store the
+    /// tokens (one file per server, mode 0600; see SMCP_TOKEN_DIR). Later commands use and
+    /// refresh them.
+    Login(login::Args),
+    /// Forget the tokens stored for the server.
+    Logout(logout::Args),
+    /// Inspect or cancel a task (SEP-2663) by its id.
+    Task(task::Args),
+    /// Listen for change notifications until interrupted or the server ends the stream.
+    /// Without flags: every list change the server offers (from server/discover).
+    Listen(listen::Args),
+}
+
+impl Command {
+    /// Runs a command that needs the server. `completions`, `man`, `login` and `logout` do
+    /// nothing here: `main` ran them before connecting.
+    pub(crate) async fn run(&self, ctx: Ctx<'_>) -> anyhow::Result<()> {
+        match self {
+            Self::Discover => discover::run(ctx).await,
+            Self::Tools => tools::run(ctx).await,
+            Self::Tool(args) => tool::run(args, ctx).await,
+            Self::Call(args) => call::run(args, ctx).await,
+            Self::Upload(args) => upload::run(args, ctx).await,
+            Self::Download(args) => download::run(args, ctx).await,
+            Self::Resources => resources::run(ctx).await,
+            Self::Templates => templates::run(ctx).await,
+            Self::Read(args) => read::run(args, ctx).await,
+            Self::Prompts => prompts::run(ctx).await,
+            Self::Prompt(args) => prompt::run(args, ctx).await,
+            Self::Complete(args) => complete::run(args, ctx).await,
+            Self::Task(args) => task::run(args, ctx).await,
+            Self::Listen(args) => listen::run(args, ctx).await,
+            Self::Completions(_) | Self::Man | Self::Login(_) | Self::Logout(_) => Ok(()),
+        }
+    }
+}
+
+/// Prints `value` as pretty JSON (`--json`).
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

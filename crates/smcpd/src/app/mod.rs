@@ -1,0 +1,128 @@
+//! smcpd's subsystems, one module each: its flags (a clap `Args` struct, flattened into the
+//! command line in `main.rs`) and its wiring, with its `cfg(feature)` switches inside (without
+//! the feature, the module keeps its names but has no flags and does nothing). [`App::build`]
+//! assembles the server both modes run, [`http`] and [`stdio`].
+
+pub(crate) mod auth;
+pub(crate) mod files;
+pub(crate) mod http;
+pub(crate) mod legacy;
+pub(crate) mod observe;
+pub(crate) mod redis;
+pub(crate) mod serve;
+pub(crate) mod state;
+pub(crate) mod stdio;
+pub(crate) mod tasks;
+pub(crate) mod tls;
+
+use std::time::Duration;
+
+use smcp_server::ServeOptions;
+
+use crate::Cli;
+
+/// What both modes start from, worked out from the flags before anything listens.
+pub(crate) struct Base {
+    /// The server's configuration so far: the Host/Origin policy, the listen limits, the
+    /// `requestState` keys.
+    demo: smcpd::DemoConfig,
+    /// The options of an HTTP listener (the endpoint's, or the data plane's beside stdio),
+    /// with TLS when configured.
+    pub(crate) options: ServeOptions,
+}
+
+impl Base {
+    /// From the flags (a development CA, if asked for, written now).
+    pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
+        let demo = smcpd::DemoConfig {
+            security: cli.serve.security(),
+            listen: cli.serve.listen_config(),
+            mrtr: cli.state.mrtr()?,
+            ..smcpd::DemoConfig::default()
+        };
+        let mut options = cli.serve.options();
+        cli.tls.configure(&mut options)?;
+        Ok(Self { demo, options })
+    }
+
+    /// Whether smcpd serves HTTPS.
+    pub(crate) fn tls(&self) -> bool {
+        self.options.tls.is_some()
+    }
+}
+
+/// The demo server, running with the components that report to it.
+pub(crate) struct App {
+    /// The server.
+    pub(crate) server: smcp_server::Server,
+    /// The operations listener (`--metrics-listen`).
+    ops: Option<observe::Ops>,
+}
+
+impl App {
+    /// The one place both modes build the server: the shared state of `--redis`, the file
+    /// service `files` (each mode sets up its data plane), tasks and the earlier revisions
+    /// from the flags, the readiness checks and the metrics; then the clock and the
+    /// operations listener are started.
+    pub(crate) async fn build(
+        cli: &Cli,
+        base: smcpd::DemoConfig,
+        files: &files::FileService,
+    ) -> anyhow::Result<Self> {
+        let shared = cli.redis.connect()?;
+        let mut health_checks = Vec::new();
+        shared.health_checks(&mut health_checks);
+        files.health_checks(&mut health_checks);
+        let observed = observe::Observed::new(&cli.observe, health_checks);
+        let mut config = smcpd::DemoConfig {
+            metrics: observed.metrics(),
+            health_checks: observed.health_checks.clone(),
+            ..base
+        };
+        files.configure(&mut config);
+        cli.tasks.configure(&mut config)?;
+        cli.legacy.configure(&mut config);
+        shared.configure(&mut config);
+        let server = smcpd::demo_server_with(config)?;
+        shared.attach(&server).await?;
+        if cli.serve.clock_secs > 0 {
+            tokio::spawn(smcpd::run_clock(
+                server.clone(),
+                Duration::from_secs(cli.serve.clock_secs),
+            ));
+        }
+        shared.observe(&server);
+        files.observe(&server);
+        let ops = observed.start(&cli.observe, &server).await?;
+        Ok(Self { server, ops })
+    }
+
+    /// Whether the operations listener runs (then readiness turns 503 as soon as the drain
+    /// starts).
+    pub(crate) fn has_ops(&self) -> bool {
+        self.ops.is_some()
+    }
+
+    /// Once served: shuts the server down and stops the operations listener.
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
+        self.server.shutdown();
+        if let Some(ops) = self.ops {
+            ops.stop().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The process's end: an error (exit status 1) when the drain cut requests.
+pub(crate) fn drained(drained: smcp_server::Drained) -> anyhow::Result<()> {
+    match drained {
+        smcp_server::Drained::Complete => {
+            tracing::info!("smcpd stopped");
+            Ok(())
+        }
+        smcp_server::Drained::TimedOut(cut) => anyhow::bail!(
+            "stopped without a complete drain: {cut} requests were still running at the drain \
+             timeout; each was cancelled and got an error"
+        ),
+    }
+}
