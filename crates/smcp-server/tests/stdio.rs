@@ -184,7 +184,7 @@ fn server(probe: &Probe) -> Server {
             Ok::<_, HandlerError>(CallToolResult::text(format!("{:?}", answer.action)))
         }))
         .tool(tool("toggle").handler(|call| async move {
-            let server = call.ctx.server().cloned().unwrap();
+            let server = call.ctx.server().unwrap();
             if !server.remove_tool("extra") {
                 server
                     .add_tool(tool("extra").handler(|_call| async move {

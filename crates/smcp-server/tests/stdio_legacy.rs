@@ -134,7 +134,7 @@ fn server(cancelled: Arc<AtomicBool>) -> Server {
             }
         }))
         .tool(tool("toggle").handler(|call| async move {
-            let server = call.ctx.server().cloned().unwrap();
+            let server = call.ctx.server().unwrap();
             if !server.remove_tool("extra") {
                 server
                     .add_tool(tool("extra").handler(|_call| async move {

@@ -143,11 +143,15 @@ struct ContextInner {
     cancel: CancellationToken,
     principal: Option<Principal>,
     access: Option<crate::core::access::Access>,
-    server: ServerRef,
+    pub(crate) server: ServerRef,
 }
 
-/// The server serving the request, without dumping its catalog into `Debug` output.
-struct ServerRef(Option<crate::core::server::Server>);
+/// The server serving the request, as an opaque handle: the context is what every handler
+/// receives, so it sits below the server and cannot name it. `core/server.rs` puts its state in
+/// and gives it back as a `Server` ([`RequestContext::server`] is defined there). Debug output
+/// does not dump the catalog.
+#[derive(Clone)]
+pub(crate) struct ServerRef(pub(crate) Option<Arc<dyn std::any::Any + Send + Sync>>);
 
 impl std::fmt::Debug for ServerRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -176,7 +180,7 @@ pub(crate) struct ContextParts {
     pub(crate) cancel: CancellationToken,
     pub(crate) principal: Option<Principal>,
     pub(crate) access: Option<crate::core::access::Access>,
-    pub(crate) server: Option<crate::core::server::Server>,
+    pub(crate) server: ServerRef,
 }
 
 impl RequestContext {
@@ -199,7 +203,7 @@ impl RequestContext {
                 cancel: parts.cancel,
                 principal: parts.principal,
                 access: parts.access,
-                server: ServerRef(parts.server),
+                server: parts.server,
             }),
         }
     }
@@ -250,7 +254,7 @@ impl RequestContext {
             cancel,
             principal: None,
             access: None,
-            server: None,
+            server: ServerRef(None),
         })
     }
 
@@ -282,7 +286,7 @@ impl RequestContext {
             cancel: inner.cancel.clone(),
             principal: Some(principal),
             access: inner.access.clone(),
-            server: inner.server.0.clone(),
+            server: inner.server.clone(),
         })
     }
 
@@ -332,7 +336,7 @@ impl RequestContext {
             cancel,
             principal: inner.principal.clone(),
             access: inner.access.clone(),
-            server: inner.server.0.clone(),
+            server: inner.server.clone(),
         })
     }
 
@@ -347,24 +351,10 @@ impl RequestContext {
         self.inner.access.as_ref()
     }
 
-    /// The server serving this request (`None` for a [`RequestContext::detached`] one), so a
-    /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
-    /// [`crate::Server::notify_resource_updated`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use smcp_server::prelude::*;
-    /// let enable = tool("enable_admin").handler(|call| async move {
-    ///     if let Some(server) = call.ctx.server() {
-    ///         let admin = tool("admin").handler(|_call| async { Ok(CallToolResult::text("ok")) });
-    ///         server.replace_tool(admin).map_err(|e| HandlerError::internal(e.to_string()))?;
-    ///     }
-    ///     Ok(CallToolResult::text("admin tool enabled"))
-    /// });
-    /// ```
-    pub fn server(&self) -> Option<&crate::core::server::Server> {
-        self.inner.server.0.as_ref()
+    /// The opaque handle to the serving server; [`RequestContext::server`] (in `core/server.rs`)
+    /// turns it back into a `Server`.
+    pub(crate) fn server_ref(&self) -> &ServerRef {
+        &self.inner.server
     }
 
     /// The JSON-RPC id of this request.
@@ -763,7 +753,7 @@ mod tests {
             cancel: CancellationToken::new(),
             principal: None,
             access: None,
-            server: None,
+            server: ServerRef(None),
         })
     }
 
@@ -798,7 +788,7 @@ mod tests {
             cancel: request_cancel.clone(),
             principal: None,
             access: None,
-            server: None,
+            server: ServerRef(None),
         })
         .with_principal(Principal("alice".into()));
         let own = CancellationToken::new();

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::catalog::Catalog;
 use super::completion::{CompletionRequest, truncated};
-use super::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext};
+use super::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext, ServerRef};
 use super::extension::{ExtensionRequest, Extensions, Next, ToolReply};
 use super::handler::HandlerError;
 use super::meta::{Admitted, meta_bytes};
@@ -41,7 +41,7 @@ use super::pagination;
 use super::prompts::PromptGet;
 use super::reply::{Finished, Reply};
 use super::resources::{Descriptor, ResourceRead};
-use super::server::{SUPPORTED_VERSIONS, Server, Shared};
+use super::server::{SUPPORTED_VERSIONS, Shared};
 use super::tools::{BoxFuture, ToolCall};
 use crate::config::CacheHint;
 
@@ -120,9 +120,7 @@ impl<'a> Call<'a> {
             cancel: admission.cancel,
             principal: admission.principal,
             access: admission.access,
-            server: Some(Server {
-                shared: shared.clone(),
-            }),
+            server: ServerRef(Some(shared.clone())),
         });
         Self {
             method,

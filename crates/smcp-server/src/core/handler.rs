@@ -1,7 +1,9 @@
 //! What every handler returns when it cannot produce its normal result.
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
+use smcp_proto::patterns::mrtr::InputRequest;
 
 /// The error half of every handler's return type.
 ///
@@ -41,7 +43,7 @@ pub enum HandlerError {
     /// (only for `tools/call`, `resources/read` and `prompts/get`). Built by
     /// [`crate::mrtr::Input::ask`].
     #[error("input required")]
-    InputRequired(Box<crate::mrtr::InputRequired>),
+    InputRequired(Box<InputRequired>),
 }
 
 impl HandlerError {
@@ -121,5 +123,68 @@ mod tests {
         };
         assert_eq!(error.code, -32603);
         assert!(error.message.contains("progress must increase"), "{error}");
+    }
+}
+
+/// "I need input before I can finish": what a handler returns (as
+/// `HandlerError::InputRequired`) to make the framework answer `InputRequiredResult`.
+///
+/// [`Input::ask`] builds it for you; build it by hand for full control, e.g. a state-only
+/// result that asks the client to retry later (load shedding).
+///
+/// # Examples
+///
+/// A load-shedding answer: no question, only state, so the client retries later:
+///
+/// ```
+/// # use smcp_server::prelude::*;
+/// use smcp_server::mrtr::InputRequired;
+///
+/// let busy = tool("report").handler(|call| async move {
+///     if call.input.round() == 0 {
+///         return Err(HandlerError::from(InputRequired::new().state(&"queued")?));
+///     }
+///     Ok(CallToolResult::text("report ready"))
+/// });
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputRequired {
+    pub(crate) requests: Vec<(String, InputRequest)>,
+    pub(crate) state: Option<Value>,
+}
+
+impl InputRequired {
+    /// Nothing requested yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a request under `key`.
+    #[must_use]
+    pub fn request(mut self, key: impl Into<String>, request: impl Into<InputRequest>) -> Self {
+        let key = key.into();
+        self.requests.retain(|(k, _)| *k != key);
+        self.requests.push((key, request.into()));
+        self
+    }
+
+    /// The requests, by key, in the order they were added.
+    pub fn requests(&self) -> &[(String, InputRequest)] {
+        &self.requests
+    }
+
+    /// Carries `state` to the retry (sealed).
+    pub fn state<T: Serialize>(mut self, state: &T) -> Result<Self, HandlerError> {
+        self.state = Some(
+            serde_json::to_value(state)
+                .map_err(|e| HandlerError::internal(format!("requestState content: {e}")))?,
+        );
+        Ok(self)
+    }
+}
+
+impl From<InputRequired> for HandlerError {
+    fn from(ir: InputRequired) -> Self {
+        Self::InputRequired(Box::new(ir))
     }
 }

@@ -13,6 +13,7 @@ use smcp_bus::ChangeBus;
 
 use super::catalog::{Catalog, Features};
 use super::completion::CompletionHandler;
+use super::context::RequestContext;
 use super::extension::{Extension, MethodSpec};
 use super::listen::registry::ListenRegistry;
 use super::mrtr::{MrtrConfig, ReplayGuard};
@@ -20,8 +21,7 @@ use super::reply::ServerMeta;
 use crate::config::{CacheConfig, Limits, ListenConfig};
 use crate::security::SecurityPolicy;
 
-/// Protocol versions this server speaks, newest first.
-pub const SUPPORTED_VERSIONS: &[&str] = &[smcp_proto::PROTOCOL_VERSION];
+pub use super::versions::SUPPORTED_VERSIONS;
 
 /// A configured MCP server. Cheap to clone; every clone serves the same catalog.
 ///
@@ -101,6 +101,32 @@ impl Shared {
     /// The bounded metrics label of `method` (see [`super::metrics::method_label`]).
     pub(crate) fn method_label(&self, method: &str) -> &'static str {
         super::metrics::method_label(method, self.extension_methods.keys())
+    }
+}
+
+// Defined here rather than in `context.rs`: the context every handler receives sits below the
+// server and holds it only as an opaque handle.
+impl RequestContext {
+    /// The server serving this request (`None` for a [`RequestContext::detached`] one), a cheap
+    /// handle (one reference count) so a
+    /// handler can change it at runtime, e.g. [`crate::Server::add_tool`] or
+    /// [`crate::Server::notify_resource_updated`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let enable = tool("enable_admin").handler(|call| async move {
+    ///     if let Some(server) = call.ctx.server() {
+    ///         let admin = tool("admin").handler(|_call| async { Ok(CallToolResult::text("ok")) });
+    ///         server.replace_tool(admin).map_err(|e| HandlerError::internal(e.to_string()))?;
+    ///     }
+    ///     Ok(CallToolResult::text("admin tool enabled"))
+    /// });
+    /// ```
+    pub fn server(&self) -> Option<Server> {
+        let shared = self.server_ref().0.clone()?.downcast::<Shared>().ok()?;
+        Some(Server { shared })
     }
 }
 

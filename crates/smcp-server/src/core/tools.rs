@@ -22,7 +22,6 @@
 //! checked, so a tool that clients would reject never gets listed.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -37,8 +36,7 @@ use super::schema::SchemaValidator;
 use super::typemap::{Extensions, ToolData};
 use crate::core::context::RequestContext;
 
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub use super::future::BoxFuture;
 
 /// One `tools/call` as the handler sees it.
 ///
@@ -246,6 +244,18 @@ pub trait IntoToolResult {
         Self: Sized,
     {
         None
+    }
+}
+
+// The typed result lives with the trait, so the schema helpers of `typed` never reach back here.
+#[cfg(feature = "schemars")]
+impl<T: serde::Serialize + schemars::JsonSchema> IntoToolResult for super::typed::Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        super::typed::structured_result(&self.0)
+    }
+
+    fn output_schema() -> Option<Value> {
+        Some(super::typed::output_schema::<T>())
     }
 }
 

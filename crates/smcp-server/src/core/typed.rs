@@ -51,7 +51,6 @@ use smcp_proto::server::prompts::PromptArgument;
 use smcp_proto::server::tools::CallToolResult;
 
 use super::handler::HandlerError;
-use super::tools::IntoToolResult;
 
 pub use schemars;
 
@@ -80,16 +79,6 @@ pub use schemars;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);
-
-impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
-    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
-        structured_result(&self.0)
-    }
-
-    fn output_schema() -> Option<Value> {
-        Some(output_schema::<T>())
-    }
-}
 
 /// A success result whose `structuredContent` is `value` serialized, with the same JSON as its
 /// one text block (for a handler that declares its `outputSchema` by hand).

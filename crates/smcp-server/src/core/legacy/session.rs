@@ -11,8 +11,9 @@ use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::meta;
 
+use super::config::invalid_request;
 use super::live::Live;
-use super::{Legacy, SessionError, SessionRecord, invalid_request, negotiate};
+use super::{Legacy, SessionError, SessionRecord, negotiate};
 use crate::core::error::SERVER_BUSY;
 use crate::core::server::Shared;
 

@@ -60,7 +60,12 @@ impl<A: Ask> AskSet for A {
     type Output = A::Output;
     fn resolve(self, input: &Input) -> Result<A::Output, HandlerError> {
         let mut missing = Vec::new();
-        match input.lookup(&self, &mut missing)? {
+        match input.lookup(
+            self.key(),
+            |r| self.accept(r),
+            || self.request(),
+            &mut missing,
+        )? {
             Some(answer) => Ok(answer),
             None => Err(input.input_required(missing)),
         }
@@ -74,7 +79,7 @@ macro_rules! ask_tuple {
             #[allow(non_snake_case)]
             fn resolve(self, input: &Input) -> Result<Self::Output, HandlerError> {
                 let mut missing = Vec::new();
-                $(let $name = input.lookup(&self.$idx, &mut missing)?;)+
+                $(let $name = input.lookup(self.$idx.key(), |r| self.$idx.accept(r), || self.$idx.request(), &mut missing)?;)+
                 match ($($name,)+) {
                     ($(Some($name),)+) => Ok(($($name,)+)),
                     _ => Err(input.input_required(missing)),
@@ -445,5 +450,33 @@ impl Ask for Roots {
 
     fn accept(&self, response: &Value) -> Option<ListRootsResult> {
         serde_json::from_value(response.clone()).ok()
+    }
+}
+
+// The asking side of `Input`: defined with the asks, so `input.rs` does not know them.
+impl Input {
+    /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
+    /// when all are present and valid; otherwise an `Err` that the framework turns into an
+    /// `InputRequiredResult` asking for what is missing — return it with `?`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use smcp_server::prelude::*;
+    /// let setup = tool("setup").handler(|call| async move {
+    ///     // Both questions go out in one round; the handler continues when both are answered.
+    ///     let (name, roots) = call.input.ask((
+    ///         mrtr::elicit_form(
+    ///             "name",
+    ///             "Project name?",
+    ///             serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+    ///         ),
+    ///         mrtr::list_roots("roots"),
+    ///     ))?;
+    ///     Ok(CallToolResult::text(format!("{:?} in {} roots", name.action, roots.roots.len())))
+    /// });
+    /// ```
+    pub fn ask<A: AskSet>(&self, asks: A) -> Result<A::Output, HandlerError> {
+        asks.resolve(self)
     }
 }

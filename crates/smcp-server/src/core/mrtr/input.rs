@@ -17,7 +17,6 @@ use serde_json::{Map, Value, json};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::patterns::mrtr::{InputRequest, InputRequiredResult, InputResponses};
 
-use super::ask::{Ask, AskSet};
 use super::seal::{self, Envelope, StateError};
 use super::{InputRequired, MrtrConfig, digest};
 use crate::core::context::RequestContext;
@@ -278,31 +277,6 @@ impl Input {
         }
     }
 
-    /// Asks one question or a tuple of questions (see [`crate::mrtr`]). Returns the answers
-    /// when all are present and valid; otherwise an `Err` that the framework turns into an
-    /// `InputRequiredResult` asking for what is missing — return it with `?`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use smcp_server::prelude::*;
-    /// let setup = tool("setup").handler(|call| async move {
-    ///     // Both questions go out in one round; the handler continues when both are answered.
-    ///     let (name, roots) = call.input.ask((
-    ///         mrtr::elicit_form(
-    ///             "name",
-    ///             "Project name?",
-    ///             serde_json::json!({"type": "object", "properties": {"name": {"type": "string"}}}),
-    ///         ),
-    ///         mrtr::list_roots("roots"),
-    ///     ))?;
-    ///     Ok(CallToolResult::text(format!("{:?} in {} roots", name.action, roots.roots.len())))
-    /// });
-    /// ```
-    pub fn ask<A: AskSet>(&self, asks: A) -> Result<A::Output, HandlerError> {
-        asks.resolve(self)
-    }
-
     /// The state the handler set on the previous round, if any.
     pub fn state<T: DeserializeOwned>(&self) -> Result<Option<T>, HandlerError> {
         match self.shared.prior.as_ref().and_then(|p| p.state.clone()) {
@@ -378,12 +352,15 @@ impl Input {
     }
 
     /// Looks up one answer; records the request in `missing` when there is no valid answer.
-    pub(crate) fn lookup<A: Ask>(
+    /// `accept` validates a response for the ask, `request` makes the ask's request: the ask
+    /// types live in `ask.rs`, above this file.
+    pub(crate) fn lookup<T>(
         &self,
-        ask: &A,
+        key: &str,
+        accept: impl Fn(&Value) -> Option<T>,
+        request: impl FnOnce() -> Result<InputRequest, HandlerError>,
         missing: &mut Vec<(String, InputRequest)>,
-    ) -> Result<Option<A::Output>, HandlerError> {
-        let key = ask.key();
+    ) -> Result<Option<T>, HandlerError> {
         // Where a confirmation must not be skippable, an answer counts only if the sealed
         // state proves this server asked for it on the previous round: not one sent in a
         // first request, nor one for a question of a later round. Elsewhere a well-formed
@@ -399,7 +376,7 @@ impl Input {
             self.shared.prior.as_ref().and_then(|p| p.answers.get(key)),
         ];
         for response in candidates.into_iter().flatten() {
-            if let Some(answer) = ask.accept(response) {
+            if let Some(answer) = accept(response) {
                 self.shared
                     .consumed
                     .lock()
@@ -408,7 +385,7 @@ impl Input {
                 return Ok(Some(answer));
             }
         }
-        let request = ask.request()?;
+        let request = request()?;
         if let Some(caps) = missing_for(&request, &self.shared.ctx) {
             return Err(HandlerError::Rpc(
                 ErrorObject::missing_required_client_capability(
