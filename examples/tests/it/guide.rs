@@ -10,7 +10,7 @@
 //!   in `crates/` with the version given;
 //! * every relative link in the guide points to a file or directory of the repository;
 //! * every row of the CLI error table in `docs/guide/cli.md` names a test that exists in
-//!   `crates/smcp/tests/` and gives the exit code of the reference table in `docs/cli.md`,
+//!   `crates/smcp/tests/it/` and gives the exit code of the reference table in `docs/cli.md`,
 //!   and the guide's exit-code table lists the reference's codes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -276,7 +276,7 @@ fn every_row_of_the_guides_cli_error_table_is_a_test_with_the_reference_exit_cod
     let guide = std::fs::read_to_string(root().join("docs/guide/cli.md")).unwrap();
     let reference = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
     let mut tests = String::new();
-    for entry in std::fs::read_dir(root().join("crates/smcp/tests")).unwrap() {
+    for entry in std::fs::read_dir(root().join("crates/smcp/tests/it")).unwrap() {
         tests.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
     }
     let reference_rows = table_rows(&reference, "| cause | message");
@@ -289,7 +289,7 @@ fn every_row_of_the_guides_cli_error_table_is_a_test_with_the_reference_exit_cod
         let test = code_span(test);
         assert!(
             tests.contains(&format!("fn {test}(")),
-            "{cause}: no test fn {test} in crates/smcp/tests"
+            "{cause}: no test fn {test} in crates/smcp/tests/it"
         );
         // The reference's row that names the same test gives the same exit code.
         let reference_exit = reference_rows
