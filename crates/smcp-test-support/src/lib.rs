@@ -6,6 +6,7 @@
 //! - [`require_service`] and [`provide`]: the one rule for tests on a real service (Python,
 //!   Redis, SeaweedFS, nginx, the OpenID provider), see below.
 //! - [`python`]: the Python SDK's interpreter from `scripts/python-interop-env`.
+//! - [`jsonrpc`]: 2026-07-28 request bodies with the `_meta` every request carries.
 //!
 //! # Tests on real services
 //!
@@ -98,4 +99,29 @@ pub fn python(version: Option<&str>) -> Option<PathBuf> {
         .get_or_insert_with(HashMap::new)
         .insert(key, py.clone());
     Some(py)
+}
+
+/// JSON-RPC request bodies of the 2026-07-28 revision.
+pub mod jsonrpc {
+    use serde_json::{Value, json};
+
+    /// The `_meta` every 2026-07-28 request carries: protocol version, client info
+    /// (`test` 1) and no client capabilities.
+    pub fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        })
+    }
+
+    /// A well-formed request: `params` gets [`meta`] as its `_meta` unless it has one.
+    pub fn request(id: Value, method: &str, mut params: Value) -> Value {
+        if params.get("_meta").is_none() {
+            params["_meta"] = meta();
+        }
+        let mut body = json!({"jsonrpc": "2.0", "id": null, "method": method, "params": params});
+        body["id"] = id;
+        body
+    }
 }

@@ -23,6 +23,7 @@ use smcp_server::SERVER_BUSY;
 use smcp_server::{
     Drained, HandlerError, LoggingLevel, Server, StdioOptions, mrtr, resource, serve_stream, tool,
 };
+use smcp_test_support::jsonrpc::request;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::task::JoinHandle;
 
@@ -115,13 +116,6 @@ impl Peer {
             .unwrap();
         (rest, drained)
     }
-}
-
-fn request(id: Value, method: &str, mut params: Value) -> Value {
-    if params.get("_meta").is_none() {
-        params["_meta"] = meta();
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 fn text(message: &Value) -> &str {

@@ -9,6 +9,7 @@
     clippy::print_stderr
 )]
 
+use smcp_test_support::jsonrpc::{meta, request};
 use smcp_test_support::root;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -24,21 +25,6 @@ struct Smcpd {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Lines<BufReader<ChildStdout>>,
-}
-
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
-
-fn request(id: Value, method: &str, mut params: Value) -> Value {
-    if params.get("_meta").is_none() {
-        params["_meta"] = meta();
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 impl Smcpd {

@@ -123,21 +123,12 @@ pub fn probe_server_without_legacy(runs: &Runs) -> McpService {
         .service()
 }
 
-pub fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
-}
+/// The `_meta` every request carries (the one copy is in smcp-test-support).
+#[allow(unused_imports)] // smcp-files includes this module and has no use for it
+pub use smcp_test_support::jsonrpc::meta;
 
-/// A well-formed request body.
-pub fn body(id: Value, method: &str, mut params: Value) -> Value {
-    if params.get("_meta").is_none() {
-        params["_meta"] = meta();
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
+/// A well-formed request body (the one copy is in smcp-test-support).
+pub use smcp_test_support::jsonrpc::request as body;
 
 /// A request with every header a conforming client sends for this body.
 pub fn request(body: &Value) -> http::request::Builder {
