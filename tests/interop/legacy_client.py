@@ -1,7 +1,7 @@
 """The Python MCP SDK 1.30.0 client (stateful, 2025-11-25) against a server URL, or with
 `--stdio COMMAND [ARG...]` against a server it launches on stdio.
 
-Run by crates/smcpd/tests/legacy_python.rs against a real smcpd: a tool call, progress, an
+Run by crates/smcpd/tests/it/legacy_python.rs against a real smcpd: a tool call, progress, an
 elicitation answered by the client's elicitation_callback, a resource read, a prompt get and a
 tools list_changed notification (on the standalone GET stream, or on stdout). Prints one JSON object with what
 it saw; the Rust test asserts on it.

@@ -1,0 +1,12 @@
+//! The integration tests of the SEP-2631 conformance suite, one test binary: each former `tests/*.rs` is a
+//! module here (cargo builds and links one binary per crate instead of one per file).
+//! The helpers several modules use are shared modules, declared once below.
+
+// Shared helpers.
+mod support;
+
+// The tests.
+mod cli;
+mod client_leg;
+mod docs_examples;
+mod server_leg;

@@ -1,0 +1,40 @@
+//! The integration tests of smcpd (the real binary), one test binary: each former `tests/*.rs` is a
+//! module here (cargo builds and links one binary per crate instead of one per file).
+//! The helpers several modules use are shared modules, declared once below.
+
+// Shared helpers.
+#[path = "support/oidc.rs"]
+mod oidc;
+#[path = "support/seaweedfs.rs"]
+mod seaweedfs;
+mod support;
+
+// The tests.
+#[cfg(feature = "auth")]
+mod auth;
+mod auth_oidc;
+mod auth_oidc_client;
+mod binary;
+mod cluster;
+mod fault_deadlines;
+mod fault_disconnect;
+mod fault_fds;
+#[cfg(feature = "files")]
+mod fault_files;
+#[cfg(feature = "s3")]
+mod files_s3;
+mod legacy_flags;
+mod legacy_python;
+mod legacy_self;
+#[cfg(feature = "metrics")]
+mod observability;
+#[cfg(feature = "otel")]
+mod otel;
+#[cfg(feature = "files")]
+mod sep2631_fixtures;
+mod stdio;
+mod stdio_client;
+#[cfg(feature = "tasks")]
+mod tasks;
+#[cfg(feature = "tasks")]
+mod tasks_e2e;
