@@ -24,77 +24,14 @@
 //! from the network calls [`Fanout::deliver`]. Buffer bounds and slow-subscriber handling then
 //! behave exactly as in-process.
 
+mod bus;
 mod change;
+mod error;
 mod fanout;
+mod in_process;
 
-use std::fmt;
-
+pub use bus::ChangeBus;
 pub use change::{Change, Interest, TopicNotification, uri_covers};
+pub use error::BusError;
 pub use fanout::{Fanout, Subscription};
-
-/// Why the bus refused an operation.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BusError {
-    /// The bus was closed; nothing more is delivered.
-    #[error("the change bus is closed")]
-    Closed,
-    /// A networked bus could not reach its backend.
-    #[error("the change bus is unavailable: {0}")]
-    Unavailable(String),
-}
-
-/// Carries change events from whoever makes a change to every listen stream of every server
-/// instance sharing the bus.
-///
-/// Object safe and cheap to share (`Arc<dyn ChangeBus>`). `publish` is synchronous and must
-/// never block or wait for subscribers: a slow listener must not slow down the request that
-/// changed something. Delivery is at most once per subscriber; a subscriber whose buffer
-/// overflows is closed (see [`Subscription::is_overflowed`]).
-pub trait ChangeBus: Send + Sync + fmt::Debug + 'static {
-    /// Publishes `change` to every current subscriber that is interested in it.
-    fn publish(&self, change: Change) -> Result<(), BusError>;
-
-    /// A new subscriber receiving the changes `interest` selects, buffering at most
-    /// `capacity` undelivered `resources/updated` URIs (list-changed events coalesce and never
-    /// count against it).
-    fn subscribe(&self, interest: Interest, capacity: usize) -> Result<Subscription, BusError>;
-}
-
-/// The default bus: delivers within this process only.
-#[derive(Debug, Default, Clone)]
-pub struct InProcessBus {
-    fanout: Fanout,
-}
-
-impl InProcessBus {
-    /// A bus with no subscribers.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Subscribers currently attached.
-    pub fn subscribers(&self) -> usize {
-        self.fanout.subscribers()
-    }
-
-    /// Ends every subscription (each sees the end of its stream, not an overflow) and
-    /// refuses new ones.
-    pub fn close(&self) {
-        self.fanout.close();
-    }
-}
-
-impl ChangeBus for InProcessBus {
-    fn publish(&self, change: Change) -> Result<(), BusError> {
-        if self.fanout.is_closed() {
-            return Err(BusError::Closed);
-        }
-        self.fanout.deliver(&change);
-        Ok(())
-    }
-
-    fn subscribe(&self, interest: Interest, capacity: usize) -> Result<Subscription, BusError> {
-        self.fanout.subscribe(interest, capacity)
-    }
-}
+pub use in_process::InProcessBus;

@@ -27,4 +27,5 @@ pub mod files;
 pub mod report;
 pub mod sep;
 pub mod server_leg;
+mod spec_reference;
 pub mod wire;

@@ -2,7 +2,7 @@
 //! quoted verbatim from the SEP text (seed 002 = PR #2631 head) or, where the SEP is silent, from
 //! the project decision in `REQUIREMENTS.md` (marked `[DESIGN]`).
 
-use crate::report::SpecReference;
+use crate::spec_reference::SpecReference;
 
 /// Where the SEP lives.
 pub const SEP_URL: &str = "https://github.com/modelcontextprotocol/modelcontextprotocol/pull/2631";

@@ -1,19 +1,17 @@
 //! What a tool handler receives for a file argument: metadata and a byte stream, never a URI
 //! or a local path.
 
-use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use smcp_proto::ext::files::FileDigest;
 
 use crate::error::StoreError;
 use crate::meta::FileMeta;
 use crate::store::FileStore;
 
-/// A stream of file bytes.
-pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
+pub use crate::stream::ByteStream;
 
 #[derive(Clone)]
 enum Source {

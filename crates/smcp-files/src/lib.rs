@@ -31,6 +31,7 @@ pub mod schema;
 pub mod service;
 pub mod sniff;
 pub mod store;
+mod stream;
 pub mod token;
 
 pub use error::{FileError, StoreError};

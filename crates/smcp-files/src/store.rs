@@ -19,8 +19,8 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::StoreError;
-use crate::handle::ByteStream;
 use crate::meta::FileMeta;
+use crate::stream::ByteStream;
 
 /// A boxed future borrowing `'a`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

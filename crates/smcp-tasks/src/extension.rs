@@ -8,7 +8,7 @@ use smcp_proto::capabilities::ServerCapabilities;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::ext::tasks::{
     CreateTaskResult, EXTENSION_ID, GetTaskResult, METHOD_CANCEL, METHOD_GET, METHOD_UPDATE,
-    NAME_MEMBER, NOTIFICATION_TASKS, TaskStatus, TaskStatusNotificationParams,
+    NAME_MEMBER, TaskStatus,
 };
 use smcp_proto::patterns::mrtr::InputRequests;
 use smcp_proto::patterns::subscriptions::SubscriptionFilter;
@@ -16,13 +16,15 @@ use smcp_server::extension::{ExtensionRequest, ExtensionResult, ToolOutcome};
 use smcp_server::mrtr;
 use smcp_server::tools::BoxFuture;
 use smcp_server::{
-    Change, Clock, Extension, HandlerError, ListenGrant, MethodSpec, Next, RequestContext,
-    ToolCall, ToolReply, keys,
+    Clock, Extension, HandlerError, ListenGrant, MethodSpec, Next, RequestContext, ToolCall,
+    ToolReply, keys,
 };
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::runner::{self, Runner, Running};
+use crate::core::{Core, topic};
+use crate::registry::Runner;
+use crate::runner::{self, Running};
 use crate::store::{MemoryTaskStore, StoreError, TaskRecord, TaskStore, new_task_id};
 use crate::support::{TaskMode, TaskSupport};
 
@@ -52,29 +54,6 @@ pub const MAX_LISTEN_TASK_IDS: usize = 100;
 #[derive(Clone, Debug)]
 pub struct TasksExtension {
     core: Arc<Core>,
-}
-
-/// What every request of the extension reads.
-pub(crate) struct Core {
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) runner: Runner,
-    pub(crate) ttl: Option<Duration>,
-    pub(crate) poll_interval: Duration,
-    pub(crate) immediate_window: Duration,
-    pub(crate) cancel_grace: Duration,
-    pub(crate) max_rounds: u32,
-    pub(crate) clock: Clock,
-}
-
-impl std::fmt::Debug for Core {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tasks")
-            .field("ttl", &self.ttl)
-            .field("poll_interval", &self.poll_interval)
-            .field("immediate_window", &self.immediate_window)
-            .field("running", &self.runner.len())
-            .finish_non_exhaustive()
-    }
 }
 
 /// Settings of a [`TasksExtension`].
@@ -236,11 +215,6 @@ fn missing_extension(message: String) -> ErrorObject {
     ErrorObject::missing_required_client_capability(message, caps)
 }
 
-/// The notification topic of a task on the change bus.
-fn topic(task_id: &str) -> String {
-    format!("{EXTENSION_ID}#{task_id}")
-}
-
 fn to_map<T: serde::Serialize>(value: &T) -> Result<Map<String, Value>, ErrorObject> {
     match serde_json::to_value(value) {
         Ok(Value::Object(map)) => Ok(map),
@@ -282,30 +256,6 @@ fn task_id_param(params: &Map<String, Value>) -> Result<String, ErrorObject> {
 }
 
 impl Core {
-    pub(crate) fn now_ms(&self) -> u64 {
-        keys::unix_millis(&self.clock)
-    }
-
-    /// Sends `notifications/tasks` with the task as `tasks/get` shows it now, to the listen
-    /// streams that were granted its id.
-    pub(crate) fn publish(&self, ctx: &RequestContext, record: &TaskRecord) {
-        let Some(server) = ctx.server() else {
-            return;
-        };
-        let params = TaskStatusNotificationParams {
-            meta: None,
-            task: record.detailed(),
-        };
-        match serde_json::to_string(&params) {
-            Ok(params) => server.publish(Change::topic(
-                topic(&record.task_id),
-                NOTIFICATION_TASKS,
-                params,
-            )),
-            Err(e) => tracing::warn!(error = %e, "task notification not serialized"),
-        }
-    }
-
     /// A task-capable call from a request that declared the extension.
     async fn call(
         self: Arc<Self>,

@@ -68,7 +68,9 @@
 //!
 //! See `docs/tasks/README.md` for the wire behaviour and multi-instance deployments.
 
+mod core;
 mod extension;
+mod registry;
 mod runner;
 mod store;
 mod support;

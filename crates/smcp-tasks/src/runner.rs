@@ -6,7 +6,6 @@
 //! that `tasks/update` wrote.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -24,7 +23,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::extension::Core;
+use crate::core::Core;
 use crate::store::{StoreError, TaskRecord};
 
 /// A round's outcome, or the panic it ended with.
@@ -33,60 +32,6 @@ pub(crate) type Caught = Result<ToolOutcome, Box<dyn Any + Send>>;
 /// Runs `call` through the rest of the chain, catching a panic.
 pub(crate) fn round(next: Next, call: ToolCall) -> BoxFuture<Caught> {
     Box::pin(AssertUnwindSafe(next.run(call)).catch_unwind())
-}
-
-/// The tasks this instance runs: their cancellation and their wake-up.
-#[derive(Debug, Default)]
-pub(crate) struct Runner {
-    running: Mutex<HashMap<String, Local>>,
-}
-
-#[derive(Debug, Clone)]
-struct Local {
-    cancel: CancellationToken,
-    wake: Arc<Notify>,
-}
-
-impl Runner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Local>> {
-        self.running.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Registers a task about to run here; returns its wake-up.
-    pub(crate) fn insert(&self, task_id: &str, cancel: CancellationToken) -> Arc<Notify> {
-        let wake = Arc::new(Notify::new());
-        self.lock().insert(
-            task_id.to_owned(),
-            Local {
-                cancel,
-                wake: wake.clone(),
-            },
-        );
-        wake
-    }
-
-    fn remove(&self, task_id: &str) {
-        self.lock().remove(task_id);
-    }
-
-    /// Fires the task's cancellation, if it runs here.
-    pub(crate) fn cancel(&self, task_id: &str) {
-        if let Some(local) = self.lock().get(task_id) {
-            local.cancel.cancel();
-        }
-    }
-
-    /// Tells the task that its record changed (answers arrived).
-    pub(crate) fn wake(&self, task_id: &str) {
-        if let Some(local) = self.lock().get(task_id) {
-            local.wake.notify_one();
-        }
-    }
-
-    /// Tasks running on this instance.
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
-    }
 }
 
 /// One task being driven.

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::input::INPUT_BYTES;
 use super::mock::{Event, GENERATED_NAME, GENERATED_SIZE, MockState, scenario_tool};
-use super::{INPUT_BYTES, Outcome};
+use super::outcome::Outcome;
 use crate::files::{generated_bytes, parse_data_uri};
 use crate::report::{Check, Recorder, Status};
 use crate::sep;

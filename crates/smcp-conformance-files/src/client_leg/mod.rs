@@ -15,7 +15,9 @@
 //! non-zero when it refused something (wrong digest, insecure descriptor).
 
 mod checks;
+mod input;
 pub mod mock;
+mod outcome;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -25,6 +27,9 @@ use futures_util::future::BoxFuture;
 
 use crate::report::LegResults;
 use mock::MockState;
+use outcome::Outcome;
+
+pub use input::INPUT_BYTES;
 
 /// Scenario names of the client leg.
 pub const SCENARIOS: &[&str] = &[
@@ -93,9 +98,6 @@ pub enum ClientLegError {
     UnknownScenario(String),
 }
 
-/// The input file the client sends: 40 bytes of text (fits the 64-byte inline fixture).
-pub const INPUT_BYTES: &[u8] = b"SEP-2631 conformance input file, v1.\n\n\n\n";
-
 /// Runs the scenarios.
 pub async fn run(opts: &ClientLegOptions) -> Result<LegResults, ClientLegError> {
     let names: Vec<String> = match &opts.scenarios {
@@ -111,11 +113,6 @@ pub async fn run(opts: &ClientLegOptions) -> Result<LegResults, ClientLegError> 
         out.insert(name, checks);
     }
     Ok(out)
-}
-
-pub(crate) struct Outcome {
-    exit: Option<i32>,
-    note: String,
 }
 
 async fn run_scenario(

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Outcome, expect_file_result, upload_file};
+use super::outcome::{Outcome, expect_file_result};
+use super::upload_call::upload_file;
 use crate::files::{data_uri_base64, generated_bytes, is_sha256_b64url, sha256_b64url};
 use crate::report::Recorder;
 use crate::sep;

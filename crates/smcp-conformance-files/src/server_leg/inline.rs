@@ -2,7 +2,8 @@
 
 use serde_json::json;
 
-use super::{Outcome, expect_file_result, expect_rejected, upload_file};
+use super::outcome::{Outcome, expect_file_result, expect_rejected};
+use super::upload_call::upload_file;
 use crate::files::{data_uri_base64, data_uri_percent};
 use crate::report::Recorder;
 use crate::sep;

@@ -2,7 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::{Outcome, authorize_upload, expect_file_result, expect_rejected, upload_file};
+use super::outcome::{Outcome, expect_file_result, expect_rejected};
+use super::upload_call::{authorize_upload, upload_file};
 use crate::files::{generated_bytes, sha256_b64url};
 use crate::report::{Recorder, Status, parse_rfc3339, unix_now};
 use crate::sep;
