@@ -10,6 +10,7 @@
 //! the names that tie it. Reading is by tokens, without a compiler, so a path inside a macro's
 //! input counts like any other and a string or comment never does.
 
+pub mod allow;
 mod graph;
 mod refs;
 mod tree;

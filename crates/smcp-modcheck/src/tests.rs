@@ -224,3 +224,18 @@ fn every_program_under_src_bin_is_its_own_root() {
         ]]
     );
 }
+
+#[test]
+fn an_allow_block_accepts_a_cycle_inside_it_and_nothing_larger() {
+    let blocks =
+        crate::allow::parse("# comment\n[still to cut]\nsrc/a.rs\nsrc/b.rs\n\n[other]\nsrc/c.rs\n")
+            .unwrap();
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks[0].why, "still to cut");
+    let inside = [PathBuf::from("src/a.rs"), PathBuf::from("src/b.rs")];
+    let larger = [PathBuf::from("src/a.rs"), PathBuf::from("src/c.rs")];
+    assert_eq!(crate::allow::accepting(&blocks, &inside), Some(0));
+    assert_eq!(crate::allow::accepting(&blocks, &larger), None);
+    assert!(crate::allow::parse("src/a.rs\n").is_err());
+    assert!(crate::allow::parse("[empty]\n").is_err());
+}
