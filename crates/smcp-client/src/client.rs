@@ -29,7 +29,7 @@ use crate::error::{Error, Kind, Result};
 use crate::headers::{ToolCatalog, request_headers};
 use crate::mrtr::{InputHandler, fulfil};
 use crate::stdio::{StdioCommand, StdioTransport};
-use crate::tasks::TaskPolling;
+use crate::task_polling::TaskPolling;
 use crate::transport::http::HttpTransport;
 use crate::transport::{ResponseStream, Transport};
 
@@ -1315,7 +1315,7 @@ impl Client {
         method_name: &str,
         key: &str,
         cursor: Option<&str>,
-    ) -> Result<crate::api::Page<T>> {
+    ) -> Result<crate::page::Page<T>> {
         let mut params = Map::new();
         if let Some(c) = cursor {
             params.insert("cursor".to_owned(), Value::String(c.to_owned()));
@@ -1346,7 +1346,7 @@ impl Client {
                 )));
             }
         };
-        Ok(crate::api::Page { items, next_cursor })
+        Ok(crate::page::Page { items, next_cursor })
     }
 
     /// Whether a `tools/list` has been seen that names `tool`.
