@@ -52,6 +52,7 @@ mod listen;
 mod mrtr;
 mod output;
 mod page;
+mod response;
 mod retry;
 mod stdio;
 mod task_polling;

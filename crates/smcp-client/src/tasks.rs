@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Client, ResultKind, decode, result_kind, with_timeout};
 use crate::error::{Error, Kind, Result};
-use crate::mrtr::fulfil;
+use crate::mrtr::{ElicitedFiles, fulfil};
 
 pub use crate::task_polling::TaskPolling;
 
@@ -518,7 +518,7 @@ impl TaskHandle {
             )));
         }
         let handler = self.client.inner_handler();
-        let responses = fulfil(handler, fresh, Some(&self.client)).await?;
+        let responses = fulfil(handler, fresh, Some(&self.client as &dyn ElicitedFiles)).await?;
         self.answered.extend(responses.keys().cloned());
         let responses = InputResponses(responses);
         let mut failures = 0u32;

@@ -558,3 +558,13 @@ mod tests {
         assert_eq!(uris, ["mcp-file://s/1", "mcp-file://s/2"]);
     }
 }
+
+impl crate::mrtr::ElicitedFiles for Client {
+    fn resolve<'a>(
+        &'a self,
+        schema: &'a Value,
+        answer: &'a mut smcp_proto::client::elicitation::ElicitResult,
+    ) -> futures_util::future::BoxFuture<'a, Result<()>> {
+        Box::pin(self.resolve_elicited_files(schema, answer))
+    }
+}
