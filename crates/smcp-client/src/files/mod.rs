@@ -480,6 +480,16 @@ impl Client {
     }
 }
 
+impl crate::mrtr::ElicitedFiles for Client {
+    fn resolve<'a>(
+        &'a self,
+        schema: &'a Value,
+        answer: &'a mut smcp_proto::client::elicitation::ElicitResult,
+    ) -> futures_util::future::BoxFuture<'a, Result<()>> {
+        Box::pin(self.resolve_elicited_files(schema, answer))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,15 +566,5 @@ mod tests {
         r.structured_content = Some(json!({"file": {"uri": "mcp-file://s/3"}}));
         let uris: Vec<String> = output_files(&r).into_iter().map(|f| f.uri).collect();
         assert_eq!(uris, ["mcp-file://s/1", "mcp-file://s/2"]);
-    }
-}
-
-impl crate::mrtr::ElicitedFiles for Client {
-    fn resolve<'a>(
-        &'a self,
-        schema: &'a Value,
-        answer: &'a mut smcp_proto::client::elicitation::ElicitResult,
-    ) -> futures_util::future::BoxFuture<'a, Result<()>> {
-        Box::pin(self.resolve_elicited_files(schema, answer))
     }
 }
