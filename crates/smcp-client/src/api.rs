@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Client, Reply, decode, object_arg, with_timeout};
 use crate::error::{Error, Kind, Result};
+use crate::page::Page;
 use crate::tasks::TaskHandle;
 
 /// Progress tokens unique within this process (A9 item 74).
@@ -369,20 +370,6 @@ impl Client {
         let v = with_timeout(self.inner.timeout, fut).await?;
         decode(method::COMPLETE, v)
     }
-}
-
-/// One page of a paginated list ([`Client::list_tools_page`] and friends).
-///
-/// # Examples
-///
-/// See [`Client::list_tools_page`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Page<T> {
-    /// The items of this page, in the server's order.
-    pub items: Vec<T>,
-    /// The cursor of the next page; `None` on the last page. Opaque: pass it back as is.
-    pub next_cursor: Option<String>,
 }
 
 /// A configured `tools/call` (from [`Client::tool_call`]).

@@ -17,7 +17,7 @@ use smcp_proto::basic::Implementation;
 use smcp_proto::capabilities::ClientCapabilities;
 use smcp_proto::error::{HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION};
 use smcp_proto::ext::tasks::{self, CreateTaskResult};
-use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
+use smcp_proto::jsonrpc::{Notification, Request, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::patterns::mrtr::InputRequiredResult;
@@ -27,9 +27,10 @@ use tracing::Instrument;
 use crate::cache::Cache;
 use crate::error::{Error, Kind, Result};
 use crate::headers::{ToolCatalog, request_headers};
-use crate::mrtr::{InputHandler, fulfil};
+use crate::mrtr::{ElicitedFiles, HandlerBox, InputHandler, fulfil};
+use crate::response::{Sink, read_response};
 use crate::stdio::{StdioCommand, StdioTransport};
-use crate::tasks::TaskPolling;
+use crate::task_polling::TaskPolling;
 use crate::transport::http::HttpTransport;
 use crate::transport::{ResponseStream, Transport};
 
@@ -39,9 +40,6 @@ pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest number of pages one list call follows.
 const MAX_PAGES: usize = 10_000;
-
-/// Receives the notifications that arrive on a request's response stream.
-pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Notification) + Send);
 
 /// Configures a [`Client`].
 ///
@@ -85,16 +83,6 @@ pub struct ClientBuilder {
     trace: Option<crate::trace::TraceSource>,
     #[cfg(feature = "oauth")]
     oauth: Option<crate::auth::OAuthConfig>,
-}
-
-/// An installed input handler (a newtype so the builder can be `Debug`).
-#[derive(Clone)]
-pub(crate) struct HandlerBox(pub(crate) Arc<dyn InputHandler>);
-
-impl std::fmt::Debug for HandlerBox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "InputHandler({:?})", self.0.kinds())
-    }
 }
 
 impl ClientBuilder {
@@ -772,46 +760,6 @@ pub(crate) fn decode<T: DeserializeOwned>(method_name: &str, value: Value) -> Re
         .map_err(|e| Error::protocol(format!("malformed {method_name} result: {e}")))
 }
 
-/// Reads messages until the response to `id`, passing notifications to `sink`.
-pub(crate) async fn read_response(
-    stream: &mut ResponseStream,
-    id: &RequestId,
-    sink: Sink<'_>,
-) -> Result<Value> {
-    loop {
-        match stream.next_message().await? {
-            None => return Err(Error::new(Kind::StreamBroken)),
-            Some(Message::Notification(n)) => sink(n),
-            Some(Message::Request(r)) => {
-                return Err(Error::protocol(format!(
-                    "the server sent a JSON-RPC request ({:?}) on a response stream; servers \
-                     must use InputRequiredResult instead",
-                    r.method
-                )));
-            }
-            Some(Message::Result(r)) if &r.id == id => return Ok(r.result),
-            Some(Message::Result(r)) => {
-                return Err(Error::protocol(format!(
-                    "response id {} does not match request id {id}",
-                    r.id
-                )));
-            }
-            Some(Message::Error(e)) if e.id.is_none() || e.id.as_ref() == Some(id) => {
-                return Err(Error::new(Kind::Rpc {
-                    status: stream.rpc_status(),
-                    error: e.error,
-                }));
-            }
-            Some(Message::Error(e)) => {
-                return Err(Error::protocol(format!(
-                    "error response id {} does not match request id {id}",
-                    e.id.map(|i| i.to_string()).unwrap_or_default()
-                )));
-            }
-        }
-    }
-}
-
 /// Runs `fut` under the call's timeout.
 pub(crate) async fn with_timeout<T>(
     timeout: Option<Duration>,
@@ -1268,7 +1216,7 @@ impl Client {
             retry = params.clone();
             if let Some(requests) = input.input_requests {
                 let handler = self.inner.handler.as_ref().map(|h| &*h.0);
-                let responses = fulfil(handler, requests, Some(self)).await?;
+                let responses = fulfil(handler, requests, Some(self as &dyn ElicitedFiles)).await?;
                 retry.insert("inputResponses".to_owned(), Value::Object(responses));
             }
             if let Some(state) = input.request_state {
@@ -1315,7 +1263,7 @@ impl Client {
         method_name: &str,
         key: &str,
         cursor: Option<&str>,
-    ) -> Result<crate::api::Page<T>> {
+    ) -> Result<crate::page::Page<T>> {
         let mut params = Map::new();
         if let Some(c) = cursor {
             params.insert("cursor".to_owned(), Value::String(c.to_owned()));
@@ -1346,7 +1294,7 @@ impl Client {
                 )));
             }
         };
-        Ok(crate::api::Page { items, next_cursor })
+        Ok(crate::page::Page { items, next_cursor })
     }
 
     /// Whether a `tools/list` has been seen that names `tool`.

@@ -51,13 +51,16 @@ mod legacy;
 mod listen;
 mod mrtr;
 mod output;
+mod page;
+mod response;
 mod retry;
 mod stdio;
+mod task_polling;
 pub mod tasks;
 pub mod trace;
 mod transport;
 
-pub use api::{Page, ToolCall, ToolCallOutcome};
+pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
@@ -66,6 +69,7 @@ pub use futures_util::future::BoxFuture;
 pub use legacy::{Era, SessionInfo};
 pub use listen::{Subscription, SubscriptionEvent};
 pub use mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+pub use page::Page;
 pub use retry::RetryPolicy;
 pub use smcp_proto as proto;
 pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
@@ -75,11 +79,12 @@ pub use tokio_util::sync::CancellationToken;
 
 /// What most clients import: `use smcp_client::prelude::*;`.
 pub mod prelude {
-    pub use crate::api::{Page, ToolCall, ToolCallOutcome};
+    pub use crate::api::{ToolCall, ToolCallOutcome};
     pub use crate::client::{Client, ClientBuilder};
     pub use crate::error::{Error, Result};
     pub use crate::listen::{Subscription, SubscriptionEvent};
     pub use crate::mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+    pub use crate::page::Page;
     pub use crate::stdio::StdioCommand;
     pub use smcp_proto::client::elicitation::{ElicitRequestParams, ElicitResult};
     pub use smcp_proto::content::{ContentBlock, ResourceContents};

@@ -374,7 +374,7 @@ fn declared(kinds: InputKinds, request: &InputRequest) -> bool {
 pub(crate) async fn fulfil(
     handler: Option<&dyn InputHandler>,
     requests: InputRequests,
-    client: Option<&crate::Client>,
+    files: Option<&dyn ElicitedFiles>,
 ) -> Result<Map<String, Value>> {
     let kinds = handler.map(InputHandler::kinds).unwrap_or_default();
     let mut responses = Map::new();
@@ -402,8 +402,8 @@ pub(crate) async fn fulfil(
                     ElicitRequestParams::Url(_) => None,
                 };
                 let mut answer = handler.elicit(p).await.map_err(fail)?;
-                if let (Some(client), Some(schema)) = (client, schema) {
-                    client.resolve_elicited_files(&schema, &mut answer).await?;
+                if let (Some(files), Some(schema)) = (files, schema) {
+                    files.resolve(&schema, &mut answer).await?;
                 }
                 serde_json::to_value(answer)
             }
@@ -423,4 +423,26 @@ pub(crate) async fn fulfil(
         responses.insert(key, value);
     }
     Ok(responses)
+}
+
+/// An installed input handler (a newtype so the builder can be `Debug`).
+#[derive(Clone)]
+pub(crate) struct HandlerBox(pub(crate) Arc<dyn InputHandler>);
+
+impl std::fmt::Debug for HandlerBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InputHandler({:?})", self.0.kinds())
+    }
+}
+
+/// Resolves the file references in an elicitation answer (SEP-2631). Implemented by the
+/// client (`files/mod.rs`), so that this module does not depend on it.
+pub(crate) trait ElicitedFiles: Sync {
+    /// Uploads the files the answer to a form with `schema` names and puts their references
+    /// in their place.
+    fn resolve<'a>(
+        &'a self,
+        schema: &'a Value,
+        answer: &'a mut ElicitResult,
+    ) -> BoxFuture<'a, Result<()>>;
 }

@@ -39,17 +39,11 @@ pub use authorizer::{
 pub use challenge::BearerChallenge;
 pub use error::AuthError;
 pub use secret::Secret;
+pub(crate) use store::now_secs;
 pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
 
 /// Default bound on step-up re-authorizations for one request.
 pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
-
-/// Seconds since the Unix epoch.
-pub(crate) fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
 
 /// How the client obtains tokens. Built with [`OAuthConfig::builder`].
 ///

@@ -10,6 +10,13 @@ use sha2::{Digest, Sha256};
 
 use super::{AuthError, Secret};
 
+/// Seconds since the Unix epoch.
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// How this client is known to one authorization server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientRegistration {
@@ -47,7 +54,7 @@ impl StoredTokens {
     /// Whether the access token expires within `skew_secs`.
     pub fn expires_within(&self, skew_secs: u64) -> bool {
         self.expires_at
-            .is_some_and(|at| at <= super::now_secs().saturating_add(skew_secs))
+            .is_some_and(|at| at <= now_secs().saturating_add(skew_secs))
     }
 }
 

@@ -480,6 +480,16 @@ impl Client {
     }
 }
 
+impl crate::mrtr::ElicitedFiles for Client {
+    fn resolve<'a>(
+        &'a self,
+        schema: &'a Value,
+        answer: &'a mut smcp_proto::client::elicitation::ElicitResult,
+    ) -> futures_util::future::BoxFuture<'a, Result<()>> {
+        Box::pin(self.resolve_elicited_files(schema, answer))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,8 +21,8 @@ use super::stream::{ListenStream, SessionStream, answer};
 use super::wire::{
     SESSION_VERSIONS, accept_version, initialize_params, sends_version_header, to_session_request,
 };
-use crate::client::HandlerBox;
 use crate::error::{Error, Kind, Result};
+use crate::mrtr::HandlerBox;
 use crate::transport::ResponseStream;
 use crate::transport::http::{
     HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, into_stream, read_limited,
@@ -250,7 +250,7 @@ impl Core {
             into_stream(response).await?,
         ));
         let mut ignore = |_n: Notification| {};
-        crate::client::read_response(&mut stream, &id, &mut ignore).await
+        crate::response::read_response(&mut stream, &id, &mut ignore).await
     }
 
     /// Sends `notifications/cancelled` for a request whose caller went away.
@@ -344,7 +344,7 @@ impl Session {
             let mut stream =
                 ResponseStream::Legacy(SessionStream::new(core.clone(), id.clone(), stream));
             let mut ignore = |_n: Notification| {};
-            let result = crate::client::read_response(&mut stream, &id, &mut ignore).await?;
+            let result = crate::response::read_response(&mut stream, &id, &mut ignore).await?;
             Ok::<_, Error>((session_id, result))
         };
         let (session_id, result) = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)

@@ -273,7 +273,7 @@ impl SseSession {
         let mut ignore = |_n: Notification| {};
         let result = tokio::time::timeout(
             HANDSHAKE_TIMEOUT,
-            crate::client::read_response(&mut stream, &init.id, &mut ignore),
+            crate::response::read_response(&mut stream, &init.id, &mut ignore),
         )
         .await
         .map_err(|_| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))??;

@@ -70,7 +70,7 @@ impl StdioTransport {
         let mut ignore = |_n: Notification| {};
         match tokio::time::timeout(
             limit,
-            crate::client::read_response(&mut stream, &id, &mut ignore),
+            crate::response::read_response(&mut stream, &id, &mut ignore),
         )
         .await
         {

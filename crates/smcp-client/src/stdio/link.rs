@@ -74,7 +74,7 @@ impl SessionLink for StdioLink {
             let stream = send_on(&self.shared, &self.writer, &request, false).await?;
             let mut stream = ResponseStream::Stdio(stream);
             let mut ignore = |_n: Notification| {};
-            crate::client::read_response(&mut stream, &id, &mut ignore).await
+            crate::response::read_response(&mut stream, &id, &mut ignore).await
         })
     }
 }
