@@ -2,6 +2,7 @@
 //! those still running then are cancelled and answered with [`cut_error`]. [`shutdown_signal`]
 //! is the usual trigger.
 
+use std::future::Future;
 use std::time::Duration;
 
 use smcp_proto::error::ErrorObject;
@@ -36,24 +37,38 @@ impl Drained {
 /// # Ok(())
 /// # }
 /// ```
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+///
+/// Called inside a Tokio runtime, SIGTERM is caught from the call on, not only from the first
+/// poll: a process that announces it is ready after the call cannot be killed by a SIGTERM
+/// that comes before it starts serving.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    let term = tokio::runtime::Handle::try_current().ok().and_then(|_| {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok()
+    });
+    async move {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let term = async move {
+            let registered = match term {
+                Some(signal) => Ok(signal),
+                None => tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()),
+            };
+            match registered {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            () = ctrl_c => {}
+            () = term => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 

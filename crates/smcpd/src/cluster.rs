@@ -66,11 +66,11 @@ impl Cluster {
 fn apply_demo_state(server: &Server, state: &Value) {
     let extra = state.get("extra").and_then(Value::as_bool).unwrap_or(false);
     if extra {
-        if let Err(e) = server.replace_tool(crate::demo::extra_tool()) {
+        if let Err(e) = server.replace_tool(crate::extra_tool::extra_tool()) {
             tracing::error!(error = %e, "shared catalog: cannot add the extra tool");
         }
     } else {
-        server.remove_tool(crate::demo::EXTRA_TOOL);
+        server.remove_tool(crate::extra_tool::EXTRA_TOOL);
     }
 }
 

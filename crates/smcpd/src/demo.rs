@@ -49,15 +49,7 @@ const README: &str = "smcpd is the smcp reference server. Call `tools/list` to s
 /// The URI of the clock resource, updated every second by [`run_clock`].
 pub const CLOCK_URI: &str = "smcp://clock";
 
-/// The tool `toggle_extra` adds and removes.
-pub(crate) const EXTRA_TOOL: &str = "extra";
-
-pub(crate) fn extra_tool() -> smcp_server::ToolBuilder {
-    tool(EXTRA_TOOL)
-        .title("Extra")
-        .description("Present only while toggled on by toggle_extra.")
-        .handler(|_call| async { Ok(CallToolResult::text("the extra tool is here")) })
-}
+pub(crate) use crate::extra_tool::{EXTRA_TOOL, extra_tool};
 
 /// The demo server, with the given Host/Origin policy.
 pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {

@@ -5,6 +5,7 @@
 #[cfg(feature = "redis")]
 pub mod cluster;
 pub mod demo;
+mod extra_tool;
 #[cfg(feature = "files")]
 pub mod files_demo;
 #[cfg(feature = "files")]

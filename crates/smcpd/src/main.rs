@@ -13,47 +13,7 @@ mod app;
 
 use clap::Parser;
 
-use crate::app::{auth, files, legacy, observe, redis, serve, state, tasks, tls};
-
-/// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP or stdio).
-#[derive(Debug, Parser)]
-#[command(version, about)]
-struct Cli {
-    /// The transport, its limits and deadlines.
-    #[command(flatten)]
-    serve: serve::ServeArgs,
-    /// Metrics, traces and probes.
-    #[command(flatten)]
-    observe: observe::ObserveArgs,
-    /// The multi round-trip `requestState` keys.
-    #[command(flatten)]
-    state: state::StateArgs,
-    /// HTTPS.
-    #[command(flatten)]
-    tls: tls::TlsArgs,
-    /// SEP-2631 file transfer.
-    #[command(flatten)]
-    files: files::FilesArgs,
-    /// SEP-2663 tasks.
-    #[command(flatten)]
-    tasks: tasks::TasksArgs,
-    /// Sessions of the earlier revisions (2025-11-25, 2025-06-18, 2025-03-26).
-    #[command(flatten)]
-    legacy: legacy::LegacyArgs,
-    /// OAuth 2.1 authorization.
-    #[command(flatten)]
-    auth: auth::AuthArgs,
-    /// Several instances sharing state in Redis.
-    #[command(flatten)]
-    redis: redis::RedisArgs,
-    /// Runtime worker threads; 0 = one per CPU this process may run on (1 → a
-    /// single-threaded runtime).
-    #[arg(long, env = "SMCPD_THREADS", default_value_t = 0)]
-    threads: usize,
-    /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
-    #[arg(long, env = "SMCPD_LOG", default_value = "info")]
-    log: String,
-}
+use crate::app::cli::Cli;
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();

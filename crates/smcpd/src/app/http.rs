@@ -3,8 +3,8 @@
 
 use anyhow::Context as _;
 
+use super::cli::Cli;
 use super::{App, Base, drained};
-use crate::Cli;
 
 /// Serves over HTTP until Ctrl-C or SIGTERM and the drain.
 pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {
@@ -23,8 +23,11 @@ pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {
     let app = App::build(cli, base.demo, &files).await?;
     // With an operations listener, readiness turns 503 as soon as the drain starts.
     let draining = app.has_ops().then(|| app.server.clone());
+    // Listening for SIGTERM before the ready line: a supervisor that stops smcpd as soon as it
+    // says it listens gets a graceful drain, not the default action.
+    let signal = smcp_server::shutdown_signal();
     let shutdown = async move {
-        smcp_server::shutdown_signal().await;
+        signal.await;
         if let Some(server) = draining {
             server.shutdown();
         }

@@ -4,6 +4,7 @@
 //! assembles the server both modes run, [`http`] and [`stdio`].
 
 pub(crate) mod auth;
+pub(crate) mod cli;
 pub(crate) mod files;
 pub(crate) mod http;
 pub(crate) mod legacy;
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use smcp_server::ServeOptions;
 
-use crate::Cli;
+use cli::Cli;
 
 /// What both modes start from, worked out from the flags before anything listens.
 pub(crate) struct Base {

@@ -1,8 +1,8 @@
 //! The stdio mode: MCP on standard input and output. The SEP-2631 data plane, when file
 //! transfer is on, is served over HTTP on `--listen` beside it.
 
+use super::cli::Cli;
 use super::{App, Base, drained};
-use crate::Cli;
 
 /// Serves on stdio until the input ends, Ctrl-C or SIGTERM, and the drain.
 pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {

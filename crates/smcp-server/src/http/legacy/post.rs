@@ -14,7 +14,7 @@ use smcp_proto::jsonrpc::{
 use smcp_proto::meta;
 use tokio::sync::mpsc;
 
-use super::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
+use super::wire::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
 use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
@@ -192,7 +192,7 @@ pub(crate) async fn post(
             }
             let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
-            let primed = super::priming(&exchange.record.protocol_version, stream);
+            let primed = super::wire::priming(&exchange.record.protocol_version, stream);
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the

@@ -16,7 +16,7 @@ use smcp_bus::Subscription;
 use smcp_proto::error::ErrorObject;
 use tokio::sync::{mpsc, watch};
 
-use super::{Head, refusal, sse_event};
+use super::wire::{Head, refusal, sse_event};
 use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, follow, parse_event_id, subscribe};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
@@ -105,7 +105,7 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
         *response.status_mut() = StatusCode::CONFLICT;
         return response;
     };
-    let primed = super::priming(&record.protocol_version, stream);
+    let primed = super::wire::priming(&record.protocol_version, stream);
     let first = match (first, primed) {
         (Some(missed), Some(primed)) => {
             let mut joined = BytesMut::from(&missed[..]);

@@ -1,0 +1,209 @@
+//! The HTTP of the stateful revisions, below the POST and GET/DELETE handlers: the session and
+//! version headers, which era a request claims, the request head, refusals and their statuses,
+//! SSE events with their ids and the priming event.
+
+use bytes::Bytes;
+use http::header::{ACCEPT, HeaderName};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+use smcp_proto::error::ErrorObject;
+use smcp_proto::jsonrpc::RequestId;
+
+use crate::core::legacy::{Refusal, RefusalKind, is_legacy, refusal_bytes};
+use crate::http::body::McpBody;
+use crate::http::response::json_response;
+
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(super) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+/// The legacy-relevant headers of a request, owned.
+#[derive(Debug)]
+pub(crate) struct Head {
+    pub(crate) session: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) principal: Option<crate::core::context::Principal>,
+    pub(crate) access: Option<crate::core::access::Access>,
+    pub(crate) last_event_id: Option<String>,
+    pub(crate) accepts_sse: bool,
+    pub(crate) accepts_json: bool,
+}
+
+pub(super) fn header_str<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+) -> Result<Option<&'h str>, Refusal> {
+    let mut all = headers.get_all(name).iter();
+    let Some(first) = all.next() else {
+        return Ok(None);
+    };
+    if all.next().is_some() {
+        return Err(Refusal::bad(ErrorObject::invalid_request(format!(
+            "Bad Request: the {name} header appears more than once"
+        ))));
+    }
+    first
+        .to_str()
+        .map(|s| Some(s.trim_matches([' ', '\t'])))
+        .map_err(|_| {
+            Refusal::bad(ErrorObject::invalid_request(format!(
+                "Bad Request: the {name} header contains invalid characters"
+            )))
+        })
+}
+
+/// Whether a POST belongs to the earlier revisions by its headers alone: a session id with
+/// an earlier `MCP-Protocol-Version` or none. (An earlier version without a session is
+/// decided after parsing, see [`legacy_request`].)
+pub(crate) fn claims(headers: &HeaderMap) -> bool {
+    headers.contains_key(SESSION_HEADER)
+        && match headers.get(VERSION_HEADER) {
+            Some(v) => v
+                .to_str()
+                .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
+            None => true,
+        }
+}
+
+/// Whether a parsed request without a session belongs to the earlier revisions: an
+/// `initialize` with an earlier `MCP-Protocol-Version` or none, or any request with an
+/// earlier version and no 2026-07-28 `_meta` (which is then refused for its missing session).
+/// A request with an earlier version and a 2026-07-28 `_meta` stays a 2026-07-28 request,
+/// refused as a header mismatch (−32020).
+pub(crate) fn legacy_request(
+    headers: &HeaderMap,
+    request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
+) -> bool {
+    if request.method == "initialize" {
+        return initialize_is_legacy(headers);
+    }
+    let legacy_version = headers.get(VERSION_HEADER).is_some_and(|v| {
+        v.to_str()
+            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t'])))
+    });
+    legacy_version
+        && !request.meta.as_deref().is_some_and(|m| {
+            smcp_proto::meta::MetaView::parse(m).is_ok_and(|v| v.protocol_version.is_some())
+        })
+}
+
+/// Whether an `initialize` with these headers starts a legacy session: no
+/// `MCP-Protocol-Version`, or an earlier one.
+pub(super) fn initialize_is_legacy(headers: &HeaderMap) -> bool {
+    match headers.get(VERSION_HEADER) {
+        None => true,
+        Some(v) => v
+            .to_str()
+            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
+    }
+}
+
+/// Reads the head; `Err` with the refusal response.
+pub(crate) fn head(parts: &http::request::Parts) -> Result<Head, Box<Response<McpBody>>> {
+    let headers = &parts.headers;
+    let read = |name: HeaderName| header_str(headers, &name).map(|v| v.map(str::to_owned));
+    let refused = |r: Refusal| Box::new(refusal(None, r));
+    let session = read(SESSION_HEADER).map_err(refused)?;
+    if let Some(s) = &session
+        && (s.is_empty() || !s.bytes().all(|b| (0x21..=0x7e).contains(&b)))
+    {
+        return Err(refused(Refusal::bad(ErrorObject::invalid_request(
+            "Bad Request: Mcp-Session-Id must be visible ASCII",
+        ))));
+    }
+    let (json, sse) = accepts(headers);
+    Ok(Head {
+        session,
+        version: read(VERSION_HEADER).map_err(refused)?,
+        principal: parts
+            .extensions
+            .get::<crate::core::context::Principal>()
+            .cloned(),
+        access: parts
+            .extensions
+            .get::<crate::core::access::Access>()
+            .cloned(),
+        last_event_id: read(LAST_EVENT_ID).map_err(refused)?,
+        accepts_sse: sse,
+        accepts_json: json,
+    })
+}
+
+pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
+    let mut seen = false;
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            seen = true;
+            let media = item.split(';').next().unwrap_or("").trim();
+            let is = |m: &str| media.eq_ignore_ascii_case(m);
+            if is("*/*") {
+                json = true;
+                sse = true;
+            } else if is("application/json") || is("application/*") {
+                json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                sse = true;
+            }
+        }
+    }
+    if seen { (json, sse) } else { (true, true) }
+}
+
+/// The HTTP status of a session-layer refusal.
+pub(super) fn status(kind: RefusalKind) -> StatusCode {
+    match kind {
+        RefusalKind::BadRequest => StatusCode::BAD_REQUEST,
+        RefusalKind::NotFound => StatusCode::NOT_FOUND,
+        RefusalKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        RefusalKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// A refusal as a JSON response.
+pub(crate) fn refusal(id: Option<RequestId>, refusal: Refusal) -> Response<McpBody> {
+    tracing::debug!(code = refusal.error.code, message = %refusal.error.message, "legacy request refused");
+    json_response(status(refusal.kind), refusal_bytes(id, refusal.error))
+}
+
+/// 202 Accepted, no body: a notification or a response taken.
+pub(super) fn accepted() -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// One event in SSE framing, with its id.
+pub(crate) fn sse_event(id: &str, json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + id.len() + 16);
+    out.extend_from_slice(b"id: ");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"\ndata: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// How long a client should wait before reconnecting a closed stream (the `retry:` of the
+/// priming event), in milliseconds.
+pub(super) const RETRY_MS: u32 = 1000;
+
+/// The priming event a 2025-11-25 stream starts with (an id to resume from, no data, and
+/// `retry:`); earlier revisions do not define it.
+pub(crate) fn priming(version: &str, stream: u64) -> Option<Bytes> {
+    (version == "2025-11-25").then(|| {
+        Bytes::from(format!(
+            "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
+            crate::core::legacy::event_id(stream, 0)
+        ))
+    })
+}
+
+/// Whether this non-POST request is for a legacy session (GET or DELETE with a session id).
+pub(crate) fn claims_other(method: &Method, headers: &HeaderMap) -> bool {
+    (*method == Method::GET || *method == Method::DELETE) && headers.contains_key(SESSION_HEADER)
+}
+
+pub(super) fn session_value(id: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(id).ok()
+}
