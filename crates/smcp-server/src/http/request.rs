@@ -22,7 +22,9 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
-fn accepts(headers: &http::HeaderMap) -> Accepts {
+/// What `Accept` allows (no header: anything), for the 2026-07-28 endpoint and the legacy
+/// sessions alike.
+pub(crate) fn accepts(headers: &http::HeaderMap) -> Accepts {
     let mut seen = false;
     let mut a = Accepts {
         json: false,

@@ -3,7 +3,7 @@
 //! SSE events with their ids and the priming event.
 
 use bytes::Bytes;
-use http::header::{ACCEPT, HeaderName};
+use http::header::HeaderName;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
@@ -110,7 +110,7 @@ pub(crate) fn head(parts: &http::request::Parts) -> Result<Head, Box<Response<Mc
             "Bad Request: Mcp-Session-Id must be visible ASCII",
         ))));
     }
-    let (json, sse) = accepts(headers);
+    let crate::http::request::Accepts { json, sse } = crate::http::request::accepts(headers);
     Ok(Head {
         session,
         version: read(VERSION_HEADER).map_err(refused)?,
@@ -126,28 +126,6 @@ pub(crate) fn head(parts: &http::request::Parts) -> Result<Head, Box<Response<Mc
         accepts_sse: sse,
         accepts_json: json,
     })
-}
-
-pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let mut seen = false;
-    let (mut json, mut sse) = (false, false);
-    for value in headers.get_all(ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            seen = true;
-            let media = item.split(';').next().unwrap_or("").trim();
-            let is = |m: &str| media.eq_ignore_ascii_case(m);
-            if is("*/*") {
-                json = true;
-                sse = true;
-            } else if is("application/json") || is("application/*") {
-                json = true;
-            } else if is("text/event-stream") || is("text/*") {
-                sse = true;
-            }
-        }
-    }
-    if seen { (json, sse) } else { (true, true) }
 }
 
 /// The HTTP status of a session-layer refusal.
