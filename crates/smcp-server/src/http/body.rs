@@ -12,7 +12,7 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
-use super::listen::ListenStream;
+use super::listen_stream::ListenStream;
 
 /// The body of every response the MCP endpoint produces.
 #[derive(Debug)]

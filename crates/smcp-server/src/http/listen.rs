@@ -27,30 +27,26 @@
 //!   → 429; both with code [`SERVER_BUSY`] (`error.data.scope` is `"server"` or
 //!   `"address"`).
 
-use std::fmt;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use serde_json::json;
-use smcp_bus::Subscription;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
-use tokio::time::{Instant, Sleep};
 
 use super::body::McpBody;
+use super::listen_stream::ListenStream;
 use super::rejection::Rejection;
 use super::response::{SSE, reject, sse_response};
 use super::serve::ConnectionInfo;
 use crate::core::context::RequestContext;
 use crate::core::error::SERVER_BUSY;
 use crate::core::extension::ListenGrant;
-use crate::core::listen::{self as protocol, Refusal, Slot};
+use crate::core::listen::{self as protocol, Refusal};
 use crate::core::server::Shared;
 
 /// The peer's IP address, from [`crate::serve`] or axum's `ConnectInfo`.
@@ -199,85 +195,4 @@ pub(super) fn open(
         _slot: slot,
     };
     sse_response(McpBody::listen(Box::new(stream)))
-}
-
-/// The state of one open listen stream; see the module docs.
-pub(crate) struct ListenStream {
-    ack: Option<Bytes>,
-    close: Option<Bytes>,
-    /// The listen id as JSON text, spliced into every notification.
-    id_json: Box<str>,
-    subscription: Subscription,
-    shutdown: Pin<Box<dyn Future<Output = ()> + Send>>,
-    keep_alive: Pin<Box<Sleep>>,
-    interval: std::time::Duration,
-    done: bool,
-    span: tracing::Span,
-    _slot: Slot,
-}
-
-impl fmt::Debug for ListenStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ListenStream")
-            .field("id", &self.id_json)
-            .field("done", &self.done)
-            .finish_non_exhaustive()
-    }
-}
-
-const KEEP_ALIVE: &[u8] = b":\n\n";
-
-impl ListenStream {
-    /// The next SSE frame, or the end of the stream.
-    pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        if self.done {
-            return Poll::Ready(None);
-        }
-        if let Some(ack) = self.ack.take() {
-            return Poll::Ready(Some(ack));
-        }
-        if self.shutdown.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(self.finish("shutdown"));
-        }
-        match self.subscription.poll_recv(cx) {
-            Poll::Ready(Some(change)) => {
-                self.rearm();
-                return Poll::Ready(Some(protocol::render(SSE, &self.id_json, &change)));
-            }
-            Poll::Ready(None) if self.subscription.is_overflowed() => {
-                self.done = true;
-                self.span
-                    .in_scope(|| tracing::debug!("listen stream overflowed: client not reading"));
-                return Poll::Ready(None);
-            }
-            Poll::Ready(None) => return Poll::Ready(self.finish("change bus closed")),
-            Poll::Pending => {}
-        }
-        if self.keep_alive.as_mut().poll(cx).is_ready() {
-            self.rearm();
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
-        }
-        Poll::Pending
-    }
-
-    fn rearm(&mut self) {
-        let at = Instant::now() + self.interval;
-        self.keep_alive.as_mut().reset(at);
-    }
-
-    fn finish(&mut self, why: &str) -> Option<Bytes> {
-        self.done = true;
-        self.span
-            .in_scope(|| tracing::debug!(reason = why, "listen stream closed gracefully"));
-        self.close.take()
-    }
-}
-
-impl Drop for ListenStream {
-    fn drop(&mut self) {
-        if !self.done {
-            self.span
-                .in_scope(|| tracing::debug!("listen stream closed by the client"));
-        }
-    }
 }

@@ -24,13 +24,16 @@
 mod body;
 mod deadline;
 mod endpoint;
+mod framing;
 mod idle;
 #[cfg(feature = "legacy")]
 mod legacy;
 pub(crate) mod listen;
+mod listen_stream;
 pub(crate) mod mirror;
 mod observe;
 mod pipeline;
+mod probe;
 mod rejection;
 mod request;
 mod response;

@@ -17,30 +17,11 @@ use std::time::Instant;
 
 use http::{Response, StatusCode, header};
 
+use super::probe::{PROBE, Probe};
 use crate::core::health::Readiness;
 use crate::core::metrics::RequestRecord;
 use crate::core::server::{Server, Shared};
 use crate::core::trace::TraceContext;
-
-tokio::task_local! {
-    static PROBE: Probe;
-}
-
-/// What the layers below learn about the request being measured.
-struct Probe {
-    method: Cell<&'static str>,
-    code: Cell<Option<i64>>,
-}
-
-/// Notes the method label of the request being measured (only called with metrics on).
-pub(crate) fn note_method(label: &'static str) {
-    let _ = PROBE.try_with(|p| p.method.set(label));
-}
-
-/// Notes the JSON-RPC error code of the request being measured (only called with metrics on).
-pub(crate) fn note_code(code: i64) {
-    let _ = PROBE.try_with(|p| p.code.set(Some(code)));
-}
 
 /// Runs `fut` (one request) with a probe and reports it when its response is ready.
 pub(crate) async fn metered<B>(

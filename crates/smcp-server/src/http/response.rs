@@ -8,19 +8,13 @@ use smcp_proto::jsonrpc::RequestId;
 
 use super::body::McpBody;
 use super::rejection::{Rejection, status_for_handler_error};
-use crate::core::context::Framing;
 use crate::core::reply::{Finished, error_bytes, response_bytes};
 use crate::core::server::Shared;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 
-/// SSE framing: one JSON-RPC message per event, in one `data:` line (compact JSON has no line
-/// breaks), no event name, no id (REQUIREMENTS A1 item 12).
-pub(crate) const SSE: Framing = Framing {
-    prefix: b"data: ",
-    suffix: b"\n\n",
-};
+pub(crate) use super::framing::SSE;
 
 pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> Response<McpBody> {
     json_response_in(status, body, HeaderMap::new())
@@ -76,7 +70,7 @@ pub(crate) fn outcome_bytes(
     if shared.metrics.is_on()
         && let Err(error) = &outcome
     {
-        super::observe::note_code(error.code);
+        super::probe::note_code(error.code);
     }
     match outcome {
         Ok(reply) => (

@@ -358,7 +358,7 @@ fn legacy_post(
     bytes: &Bytes,
 ) -> Step {
     if shared.metrics.is_on() {
-        super::observe::note_method("legacy");
+        super::probe::note_method("legacy");
     }
     match super::legacy::head(parts) {
         Ok(head) => Step::Stream(Box::pin(super::legacy::post(
@@ -388,13 +388,13 @@ fn handle_request(
     };
     let metered = shared.metrics.is_on();
     if metered {
-        super::observe::note_method(shared.method_label(&request.method));
+        super::probe::note_method(shared.method_label(&request.method));
     }
     let checked = match pipeline::check(&shared, &parts.headers, &request) {
         Ok(c) => c,
         Err(rejection) => {
             if metered {
-                super::observe::note_code(rejection.error.code);
+                super::probe::note_code(rejection.error.code);
             }
             return Step::Done(reject(rejection));
         }
