@@ -62,10 +62,18 @@ enum Ending {
     Gone,
 }
 
-fn result_map(result: &CallToolResult) -> Map<String, Value> {
+/// How a finished tool call ends its task: completed with the result as the task's stored
+/// object, or failed (−32603) when the result does not serialize to a JSON object, rather than
+/// completed with an empty result that hides what was lost.
+fn ending_for(result: &CallToolResult) -> Ending {
     match serde_json::to_value(result) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
+        Ok(Value::Object(map)) => Ending::Completed(map),
+        Ok(_) => Ending::Failed(ErrorObject::internal(
+            "the tool result is not a JSON object",
+        )),
+        Err(e) => Ending::Failed(ErrorObject::internal(format!(
+            "the tool result could not be serialized: {e}"
+        ))),
     }
 }
 
@@ -109,11 +117,11 @@ pub(crate) async fn drive(core: Arc<Core>, mut task: Running, mut fut: BoxFuture
                 break Ending::Failed(ErrorObject::internal("the tool failed unexpectedly"));
             }
             Some(Ok(Ok(ToolReply::Complete(result)))) => {
-                break Ending::Completed(result_map(&result));
+                break ending_for(&result);
             }
             Some(Ok(Ok(ToolReply::Other(result)))) => break Ending::Completed(result),
             Some(Ok(Err(HandlerError::Failed(message)))) => {
-                break Ending::Completed(result_map(&CallToolResult::error_text(message)));
+                break ending_for(&CallToolResult::error_text(message));
             }
             Some(Ok(Err(HandlerError::Rpc(error)))) => break Ending::Failed(error),
             Some(Ok(Err(HandlerError::InputRequired(ir)))) => *ir,
@@ -286,5 +294,18 @@ async fn finish(core: &Core, task: &Running, ending: Ending) {
     match written {
         Ok(record) => core.publish(&task.ctx, &record),
         Err(e) => tracing::debug!(error = %e, "task ended after its record was gone"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_call_completes_its_task_with_the_result_object() {
+        let Ending::Completed(map) = ending_for(&CallToolResult::text("done")) else {
+            panic!("a serializable result completes the task");
+        };
+        assert_eq!(map["content"][0]["text"], "done");
     }
 }

@@ -1,7 +1,8 @@
 //! The protocol core: what a server offers and how a request is served, with no HTTP in it.
 //!
-//! A transport (the Streamable HTTP layer in [`crate::http`]; stdio or another byte stream
-//! later) reads a request, checks what only it can check (headers, media types), builds a
+//! A transport (the Streamable HTTP layer in [`crate::http`], or stdio and any other byte
+//! stream in `stdio/`, feature `stdio`) reads a request, checks what only it can check
+//! (headers, media types), builds a
 //! [`RequestContext`](context::RequestContext) and hands the typed request to dispatch; it
 //! gets back a typed [`Reply`](reply::Reply), an error, a running handler, or a listen stream
 //! to open, and writes the answer in its own framing with the one response writer
