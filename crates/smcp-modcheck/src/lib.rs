@@ -13,6 +13,7 @@
 pub mod allow;
 mod graph;
 mod refs;
+pub mod size;
 mod tree;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,6 +3,8 @@
 //! With no package it checks every package under `crates/` and `examples/` of the current
 //! directory. `--allow FILE` names the cycles still to be cut (see `smcp_modcheck::allow`): one
 //! that fits a block is reported but accepted, and a block that fits no cycle fails the check.
+//! `--max-code-lines N` also fails on any file, outside test code, with more than N lines of code
+//! (see `smcp_modcheck::size`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,8 +30,15 @@ fn run() -> anyhow::Result<bool> {
     let mut args = std::env::args_os().skip(1).peekable();
     let mut blocks = Vec::new();
     let mut packages: Vec<PathBuf> = Vec::new();
+    let mut max_lines: Option<usize> = None;
     while let Some(arg) = args.next() {
-        if arg == "--allow" {
+        if arg == "--max-code-lines" {
+            let value = args
+                .next()
+                .and_then(|v| v.to_str().and_then(|v| v.parse().ok()))
+                .ok_or_else(|| anyhow::anyhow!("--max-code-lines needs a number"))?;
+            max_lines = Some(value);
+        } else if arg == "--allow" {
             let file = args
                 .next()
                 .ok_or_else(|| anyhow::anyhow!("--allow needs a file"))?;
@@ -52,6 +61,15 @@ fn run() -> anyhow::Result<bool> {
     let mut used = vec![false; blocks.len()];
     let mut accepted = 0;
     for package in &packages {
+        if let Some(max) = max_lines {
+            for (file, lines) in smcp_modcheck::size::oversized(package, max)? {
+                clean = false;
+                println!(
+                    "{}: {lines} lines of code, more than {max}: split it by concern",
+                    file.display()
+                );
+            }
+        }
         for cycle in smcp_modcheck::check_package(package)? {
             let verdict = match allow::accepting(&blocks, &cycle.files) {
                 Some(at) => {
@@ -90,6 +108,9 @@ fn run() -> anyhow::Result<bool> {
         }
     }
     if clean {
+        if let Some(max) = max_lines {
+            println!("no file outside tests over {max} lines of code");
+        }
         if accepted == 0 {
             println!("no module cycles in {} packages", packages.len());
         } else {

@@ -239,3 +239,56 @@ fn an_allow_block_accepts_a_cycle_inside_it_and_nothing_larger() {
     assert!(crate::allow::parse("src/a.rs\n").is_err());
     assert!(crate::allow::parse("[empty]\n").is_err());
 }
+
+fn lines_of(text: &str) -> usize {
+    crate::size::code_lines(text.parse().unwrap())
+}
+
+#[test]
+fn code_lines_skip_comments_docs_blank_lines_and_test_items() {
+    let text = r#"
+//! Crate docs.
+
+/// A doc comment.
+// A plain comment.
+/* A block
+   comment. */
+fn one() -> u8 {
+    let s = "a string
+that spans two lines";
+    s.len() as u8
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn t() {
+        assert_eq!(super::one(), 1);
+    }
+}
+
+#[cfg(test)]
+const FOR_TESTS: u8 = 1;
+#[derive(Debug)]
+struct Kept;
+"#;
+    // `fn one`, the two lines of the string, `s.len()`, the closing brace, the derive and `Kept`.
+    assert_eq!(lines_of(text), 7);
+}
+
+#[test]
+fn a_file_declared_under_cfg_test_is_test_code_and_a_large_file_is_reported() {
+    let big: String = (0..30).map(|i| format!("fn f{i}() {{}}\n")).collect();
+    let pkg = Package::new(
+        "size",
+        &[
+            ("src/lib.rs", "mod big;\n#[cfg(test)]\nmod tests;\n"),
+            ("src/big.rs", &big),
+            ("src/tests.rs", &big),
+        ],
+    );
+    let over = crate::size::oversized(&pkg.0, 20).unwrap();
+    let names: Vec<(String, usize)> = over.iter().map(|(f, n)| (rel(&pkg.0, f), *n)).collect();
+    assert_eq!(names, vec![("src/big.rs".to_owned(), 30)]);
+    assert!(crate::size::oversized(&pkg.0, 30).unwrap().is_empty());
+}

@@ -18,6 +18,8 @@ pub(crate) struct SourceFile {
     pub(crate) module: ModPath,
     /// The file's tokens (comments are gone; doc comments are attributes).
     pub(crate) tokens: TokenStream,
+    /// The file is a module declared under `#[cfg(test)]` (or inside one): test code.
+    pub(crate) test_only: bool,
 }
 
 /// The modules of one crate root (the library, the main binary, or one `src/bin` program).
@@ -60,7 +62,7 @@ pub(crate) fn crate_roots(package: &Path) -> Vec<PathBuf> {
 pub(crate) fn read_tree(root: &Path) -> anyhow::Result<ModuleTree> {
     let mut tree = ModuleTree::default();
     let dir = parent_dir(root);
-    read_file(&mut tree, root, Vec::new(), &dir)?;
+    read_file(&mut tree, root, Vec::new(), &dir, false)?;
     Ok(tree)
 }
 
@@ -69,6 +71,7 @@ fn read_file(
     path: &Path,
     module: ModPath,
     child_dir: &Path,
+    test_only: bool,
 ) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(path)
         .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
@@ -89,11 +92,28 @@ fn read_file(
         path: path.to_path_buf(),
         module,
         tokens,
+        test_only,
     });
-    for (child, file, dir) in children {
-        read_file(tree, &file, child, &dir)?;
+    for child in children {
+        read_file(
+            tree,
+            &child.file,
+            child.module,
+            &child.dir,
+            test_only || child.test_only,
+        )?;
     }
     Ok(())
+}
+
+/// A `mod name;` declaration to read from its own file.
+struct Child {
+    module: ModPath,
+    file: PathBuf,
+    /// The directory its own children are looked up in.
+    dir: PathBuf,
+    /// Declared under `#[cfg(test)]`, or inside an inline module that is.
+    test_only: bool,
 }
 
 /// Finds `mod name;` (to read from its own file) and `mod name { … }` (inline, recorded as held by
@@ -104,19 +124,34 @@ fn declarations(
     child_dir: &Path,
     file: &Path,
     modules: &mut BTreeMap<ModPath, PathBuf>,
-    children: &mut Vec<(ModPath, PathBuf, PathBuf)>,
+    children: &mut Vec<Child>,
+) {
+    declarations_in(tokens, module, child_dir, file, modules, children, false);
+}
+
+fn declarations_in(
+    tokens: TokenStream,
+    module: &ModPath,
+    child_dir: &Path,
+    file: &Path,
+    modules: &mut BTreeMap<ModPath, PathBuf>,
+    children: &mut Vec<Child>,
+    in_test: bool,
 ) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut path_attr: Option<String> = None;
+    let mut cfg_test = false;
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i] {
             TokenTree::Punct(p) if p.as_char() == '#' => {
                 if let Some(TokenTree::Group(g)) = tokens.get(i + 1)
                     && g.delimiter() == Delimiter::Bracket
-                    && let Some(value) = path_attribute(g.stream())
                 {
-                    path_attr = Some(value);
+                    if let Some(value) = path_attribute(g.stream()) {
+                        path_attr = Some(value);
+                    }
+                    cfg_test |= is_cfg_test(g.stream());
                 }
             }
             TokenTree::Ident(id) if id == "mod" => {
@@ -135,24 +170,57 @@ fn declarations(
                                 } else {
                                     child_dir.join(name.to_string())
                                 };
-                                children.push((child, found, dir));
+                                children.push(Child {
+                                    module: child,
+                                    file: found,
+                                    dir,
+                                    test_only: in_test || cfg_test,
+                                });
                             }
                         }
                         Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
                             modules.insert(child.clone(), file.to_path_buf());
                             let dir = child_dir.join(name.to_string());
-                            declarations(g.stream(), &child, &dir, file, modules, children);
+                            declarations_in(
+                                g.stream(),
+                                &child,
+                                &dir,
+                                file,
+                                modules,
+                                children,
+                                in_test || cfg_test,
+                            );
                         }
                         _ => {}
                     }
                     i += 2;
                 }
                 path_attr = None;
+                cfg_test = false;
             }
-            TokenTree::Group(_) => path_attr = None,
+            TokenTree::Group(g) if g.delimiter() != Delimiter::Bracket => {
+                path_attr = None;
+                cfg_test = false;
+            }
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                path_attr = None;
+                cfg_test = false;
+            }
             _ => {}
         }
         i += 1;
+    }
+}
+
+/// `cfg(test)` as an attribute's contents: the item it marks is compiled for tests only.
+pub(crate) fn is_cfg_test(attr: TokenStream) -> bool {
+    let mut it = attr.into_iter();
+    match (it.next(), it.next(), it.next()) {
+        (Some(TokenTree::Ident(id)), Some(TokenTree::Group(args)), None) if id == "cfg" => {
+            let args: Vec<TokenTree> = args.stream().into_iter().collect();
+            matches!(args.as_slice(), [TokenTree::Ident(t)] if t == "test")
+        }
+        _ => false,
     }
 }
 
