@@ -35,6 +35,15 @@
 //! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
 //! | `auth` | OAuth 2.1 (feature `oauth`): discovery, registration, PKCE, the browser step ([`auth::Authorizer`]), token stores, step-up |
 //! | `error` | the opaque [`Error`] with predicates |
+//!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `oauth` | yes | `auth` and `ClientBuilder::oauth`: OAuth 2.1 discovery, registration, PKCE, refresh, step-up, token stores; without it only `bearer_token` exists |
+//! | `output-schema` | yes | `structuredContent` checked against the tool's `outputSchema` (from `tools/list`) with `jsonschema`; without it results pass unchecked |
+//! | `otel` | no | `ClientBuilder::propagate_otel`: trace context from the current `tracing` span's OpenTelemetry context; without it `ClientBuilder::trace_source` takes a plain function |
+//! | `fuzzing` | no | thin entry points for the fuzz targets in `fuzz/`; not a stable API |
 
 mod api;
 #[cfg(feature = "oauth")]

@@ -19,6 +19,12 @@
 //! - [`extension`]: SEP-2631 in an smcp server, through its extension seam:
 //!   [`FilesExtension`] adds the `files/*` methods and the `files` capability, resolves file
 //!   arguments before a tool runs ([`FilesToolCall::files`]) and gates file outputs after.
+//!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `s3` | no | `s3`: an S3 backend for [`ObjectStoreFileStore`] (`s3://bucket/prefix`, object_store's `aws` feature on the workspace's rustls provider) |
 
 pub mod error;
 pub mod extension;

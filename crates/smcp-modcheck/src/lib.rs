@@ -11,6 +11,7 @@
 //! input counts like any other and a string or comment never does.
 
 pub mod allow;
+pub mod features;
 mod graph;
 mod refs;
 pub mod size;

@@ -4,7 +4,8 @@
 //! directory. `--allow FILE` names the cycles still to be cut (see `smcp_modcheck::allow`): one
 //! that fits a block is reported but accepted, and a block that fits no cycle fails the check.
 //! `--max-code-lines N` also fails on any file, outside test code, with more than N lines of code
-//! (see `smcp_modcheck::size`).
+//! (see `smcp_modcheck::size`), and `--feature-tables` on any cargo feature of a package that no
+//! table row of its crate docs names (see `smcp_modcheck::features`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,8 +32,11 @@ fn run() -> anyhow::Result<bool> {
     let mut blocks = Vec::new();
     let mut packages: Vec<PathBuf> = Vec::new();
     let mut max_lines: Option<usize> = None;
+    let mut feature_tables = false;
     while let Some(arg) = args.next() {
-        if arg == "--max-code-lines" {
+        if arg == "--feature-tables" {
+            feature_tables = true;
+        } else if arg == "--max-code-lines" {
             let value = args
                 .next()
                 .and_then(|v| v.to_str().and_then(|v| v.parse().ok()))
@@ -61,6 +65,15 @@ fn run() -> anyhow::Result<bool> {
     let mut used = vec![false; blocks.len()];
     let mut accepted = 0;
     for package in &packages {
+        if feature_tables {
+            for feature in smcp_modcheck::features::undocumented(package)? {
+                clean = false;
+                println!(
+                    "{}: feature `{feature}` is in no table of the crate docs (a row starting | `{feature}` |)",
+                    package.display()
+                );
+            }
+        }
         if let Some(max) = max_lines {
             for (file, lines) in smcp_modcheck::size::oversized(package, max)? {
                 clean = false;
@@ -110,6 +123,9 @@ fn run() -> anyhow::Result<bool> {
     if clean {
         if let Some(max) = max_lines {
             println!("no file outside tests over {max} lines of code");
+        }
+        if feature_tables {
+            println!("every cargo feature is in its crate's feature table");
         }
         if accepted == 0 {
             println!("no module cycles in {} packages", packages.len());

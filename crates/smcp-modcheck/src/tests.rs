@@ -292,3 +292,15 @@ fn a_file_declared_under_cfg_test_is_test_code_and_a_large_file_is_reported() {
     assert_eq!(names, vec![("src/big.rs".to_owned(), 30)]);
     assert!(crate::size::oversized(&pkg.0, 30).unwrap().is_empty());
 }
+
+#[test]
+fn a_feature_without_a_row_in_the_crate_docs_is_reported() {
+    let manifest = "[package]\nname = \"p\"\n\n[features]\ndefault = [\"a\"]\n## A.\na = []\n\"b-c\" = [\"a\"]\nd = []\n\n[dependencies]\nx = \"1\"\n";
+    let lib = "//! # Features\n//!\n//! | feature | default | what |\n//! |---|---|---|\n//! | `a` | yes | A |\n//! Mentions `d` in prose only.\n\n/// | `b-c` | not crate docs |\npub fn f() {}\n";
+    let pkg = Package::new("features", &[("src/lib.rs", lib)]);
+    std::fs::write(pkg.0.join("Cargo.toml"), manifest).unwrap();
+    assert_eq!(
+        crate::features::undocumented(&pkg.0).unwrap(),
+        vec!["b-c".to_owned(), "d".to_owned()]
+    );
+}

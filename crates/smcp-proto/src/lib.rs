@@ -30,6 +30,12 @@
 //! | [`patterns::progress`] | `patterns/progress.mdx` | `ProgressNotificationParams` |
 //! | [`patterns::subscriptions`] | `patterns/subscriptions.mdx` | `SubscriptionFilter`, listen |
 //! | [`patterns::cancellation`] | `patterns/cancellation.mdx` | `CancelledNotificationParams` |
+//!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `fuzzing` | no | thin entry points for the fuzz targets in `fuzz/` (`smcp_proto::fuzzing`); not a stable API |
 
 pub mod basic;
 pub mod capabilities;

@@ -10,6 +10,12 @@
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
 //!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `legacy` | yes | [`RedisSessionStore`], the session store of the earlier protocol revisions (turns on `smcp-server/legacy`) |
+//!
 //! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
 //! failure, every command bounded by a timeout) and, for the bus, one subscriber connection
 //! per process. `docs/deploy.md` says what happens to each when Redis is away.

@@ -71,8 +71,12 @@
 //! | `tls` | yes | HTTPS in [`serve`] (rustls, aws-lc-rs) and [`http::tls`] |
 //! | `stdio` | yes | [`serve_stdio`] and [`serve_stream`]: newline-delimited JSON-RPC |
 //! | `schemars` | yes | typed tools, prompts and elicitation: schemas derived from Rust types (`typed`, [`ToolBuilder::typed`]) |
+//! | `legacy` | yes | `legacy`: the stateful revisions 2025-11-25, 2025-06-18 and 2025-03-26 (`initialize`, `Mcp-Session-Id` sessions, server-to-client requests) and 2024-11-05 HTTP+SSE on the same endpoint and over stdio |
 //! | `auth` | no | [`auth`]: the endpoint as an OAuth 2.1 protected resource (JWT or introspection, Protected Resource Metadata, scopes) |
+//! | `metrics` | no | `metrics::Prometheus`: requests by method and outcome, latency histograms, listen streams, MRTR rounds, legacy sessions, file bytes, bus lag (without it the recording points cost one branch each) |
+//! | `otel` | no | a request's incoming trace context (`_meta` or `traceparent`) becomes the OpenTelemetry parent of its spans (`tracing-opentelemetry`; the application installs the exporter) |
 //! | `dev-tls` | no | `http::tls::write_dev_certificates`: a throwaway CA for development and tests |
+//! | `fuzzing` | no | thin entry points for the fuzz targets in `fuzz/`; not a stable API |
 //!
 //! SEP-2631 file transfer is the `smcp-files` crate, an [`extension`] registered with
 //! [`ServerBuilder::extension`].

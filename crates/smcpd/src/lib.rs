@@ -1,6 +1,21 @@
 //! `smcpd`, the smcp reference server: its demo tool set and its configuration.
 //!
 //! The binary (`src/main.rs`) parses flags and serves [`demo_server`] on loopback.
+//!
+//! # Features
+//!
+//! Every feature is on by default; each one off removes its flags and its code.
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `files` | yes | SEP-2631 file transfer: the file tools and resource, the fixture tools (`--sep2631-fixtures`), the data plane |
+//! | `s3` | yes | `--files-store s3://bucket/prefix`: SEP-2631 files in an S3 bucket shared by instances |
+//! | `tasks` | yes | SEP-2663 tasks: the tasks extension and the task-capable demo tool `long_job` (`--no-tasks`) |
+//! | `legacy` | yes | the stateful revisions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05 on the same endpoint (`--no-legacy` turns them off at run time) |
+//! | `auth` | yes | OAuth 2.1 protected resource: `--auth-issuer` and the other `--auth-*` flags |
+//! | `redis` | yes | several instances sharing state in Redis: `--redis URL` (change bus, replay guard, session store, shared catalog) |
+//! | `metrics` | yes | Prometheus metrics on a listener of their own: `--metrics-listen ADDR` |
+//! | `otel` | yes | OpenTelemetry traces over OTLP/HTTP: `--otlp-endpoint URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` |
 
 #[cfg(feature = "redis")]
 pub mod cluster;
