@@ -32,6 +32,7 @@ struct Running {
 async fn start(program: &str) -> Running {
     let mut child = Command::new(program)
         .args(["--listen", "127.0.0.1:0"])
+        .env("LISTEN", "127.0.0.1:0") // the README's quick start reads its address from LISTEN
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -141,6 +142,19 @@ async fn hello_tool_over_http_and_stdio() {
         .unwrap();
     assert_eq!(result.text_content(), "Hello, Grace!");
     stdio.close().await;
+}
+
+#[tokio::test]
+async fn the_readme_quick_start_serves_its_tool() {
+    let server = start(env!("CARGO_BIN_EXE_quickstart")).await;
+    let client = Client::builder(&server.url).build().unwrap();
+    let result = client
+        .call_tool("greet", json!({"name": "Ada"}))
+        .await
+        .unwrap();
+    assert_eq!(result.text_content(), "Hello, Ada!");
+    let missing = client.call_tool("greet", json!({})).await.unwrap();
+    assert!(missing.is_error(), "{missing:?}");
 }
 
 /// What a client of `weather` reads `structuredContent` into: its own type, no schemars.
