@@ -28,7 +28,13 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let endpoint = server.endpoint("/mcp");
-    serve(listener, endpoint, ServeOptions::default(), shutdown_signal()).await?;
+    serve(
+        listener,
+        endpoint,
+        ServeOptions::default(),
+        shutdown_signal(),
+    )
+    .await?;
     Ok(())
 }
 // ANCHOR_END: readme

@@ -240,7 +240,10 @@ async fn dropping_a_call_sends_cancelled_for_its_id() {
     let client = start(cmd);
     // The process is started and its era probed before the timed call, so the 300 ms below are
     // the call's own, however long a loaded machine takes to start Python.
-    assert_eq!(call_text(&client, "echo", json!({"text": "up"})).await, "up");
+    assert_eq!(
+        call_text(&client, "echo", json!({"text": "up"})).await,
+        "up"
+    );
     let err = client
         .tool_call("hang")
         .timeout(Some(Duration::from_millis(300)))
