@@ -5,7 +5,7 @@
 
 // ANCHOR: readme
 use smcp_server::prelude::*;
-use smcp_server::{ServeOptions, serve, shutdown_signal};
+use smcp_server::{serve, shutdown_signal};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -28,13 +28,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     let endpoint = server.endpoint("/mcp");
-    serve(
-        listener,
-        endpoint,
-        ServeOptions::default(),
-        shutdown_signal(),
-    )
-    .await?;
+    serve(listener, endpoint, Default::default(), shutdown_signal()).await?;
     Ok(())
 }
 // ANCHOR_END: readme
