@@ -14,7 +14,7 @@
 )]
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -31,12 +31,12 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 #[derive(Debug, Parser)]
 #[command(about = "Echo round trips over stdio: smcpd --stdio against stdio-baseline")]
 struct Args {
-    /// The smcpd binary.
-    #[arg(long, default_value = "target/release/smcpd")]
-    smcpd: PathBuf,
-    /// The baseline binary.
-    #[arg(long, default_value = "target/release/stdio-baseline")]
-    baseline: PathBuf,
+    /// The smcpd binary (default: `smcpd` beside this program).
+    #[arg(long)]
+    smcpd: Option<PathBuf>,
+    /// The baseline binary (default: `stdio-baseline` beside this program).
+    #[arg(long)]
+    baseline: Option<PathBuf>,
     /// Requests in flight, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16")]
     inflight: Vec<usize>,
@@ -82,12 +82,21 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if !pin {
         eprintln!("bench-stdio: running the servers unpinned");
     }
+    let dir = std::env::current_exe()?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let baseline = args
+        .baseline
+        .clone()
+        .unwrap_or_else(|| dir.join("stdio-baseline"));
+    let smcpd = args.smcpd.clone().unwrap_or_else(|| dir.join("smcpd"));
     let servers: [(&str, Vec<String>); 2] = [
-        ("baseline", vec![args.baseline.display().to_string()]),
+        ("baseline", vec![baseline.display().to_string()]),
         (
             "smcpd",
             vec![
-                args.smcpd.display().to_string(),
+                smcpd.display().to_string(),
                 "--stdio".into(),
                 // As in the HTTP bench (no TLS there): no SEP-2631 extension wrapping calls.
                 "--no-files".into(),
