@@ -25,14 +25,15 @@ use smcp_proto::x_mcp_header::HeaderParam;
 use tracing::Instrument;
 
 use crate::cache::Cache;
+use crate::connection::Transport;
 use crate::error::{Error, Kind, Result};
 use crate::headers::{ToolCatalog, request_headers};
 use crate::mrtr::{ElicitedFiles, HandlerBox, InputHandler, fulfil};
 use crate::response::{Sink, read_response};
 use crate::stdio::{StdioCommand, StdioTransport};
 use crate::task_polling::TaskPolling;
+use crate::transport::ResponseStream;
 use crate::transport::http::HttpTransport;
-use crate::transport::{ResponseStream, Transport};
 
 /// Default cap on MRTR rounds of one logical call (A6 item 63).
 pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
@@ -596,7 +597,7 @@ impl ClientBuilder {
         {
             crate::legacy::era::hint(&self.url, era);
         }
-        let legacy = crate::legacy::session::LegacyConfig {
+        let legacy = crate::legacy::LegacyConfig {
             client_info: self.client_info.clone(),
             handler: self.handler.clone(),
         };

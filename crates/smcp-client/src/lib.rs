@@ -23,7 +23,8 @@
 //! |---|---|
 //! | `client` | [`Client`], [`ClientBuilder`], the request path: `_meta`, version negotiation, MRTR loop, pagination |
 //! | `api` | typed methods (`discover`, `list_tools`, `call_tool`/[`ToolCall`] (tasks followed transparently, or [`ToolCallOutcome`]), resources, prompts, completion) |
-//! | `transport` | the transport seam: `http` (the reqwest POST, the incremental JSON/SSE reader) or stdio |
+//! | `connection` | the connection a client holds: an HTTP endpoint of any era, or a stdio child |
+//! | `transport` | the seam below the transports (a response as a stream of messages); `http` (the reqwest POST, the incremental JSON/SSE reader) |
 //! | `legacy` | the installed base: era detection and fallback ([`Era`]), stateful 2025-xx sessions ([`SessionInfo`]), 2024-11-05 HTTP+SSE |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
@@ -50,6 +51,7 @@ mod api;
 pub mod auth;
 mod cache;
 mod client;
+mod connection;
 mod error;
 pub mod files;
 #[cfg(feature = "fuzzing")]

@@ -15,34 +15,13 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use http::header::{HeaderName, HeaderValue};
 use smcp_proto::jsonrpc::Request;
 
-use super::session::{LegacyConfig, Session};
+use super::info::{Era, LegacyConfig, SessionInfo};
+use super::session::Session;
 use super::sse::SseSession;
 use super::wire::{SESSION_VERSIONS, SSE_VERSION};
 use crate::error::{Error, Kind, Result};
 use crate::transport::ResponseStream;
 use crate::transport::http::HttpTransport;
-
-/// The era of protocol a client speaks with its server.
-///
-/// # Examples
-///
-/// ```
-/// use smcp_client::{Client, Era};
-///
-/// let client = Client::builder("http://127.0.0.1:8931/mcp").build()?;
-/// assert_eq!(client.era(), None); // nothing sent yet
-/// # Ok::<(), smcp_client::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Era {
-    /// MCP 2026-07-28: stateless, every request self-describing (stdio, or Streamable HTTP).
-    Stateless,
-    /// MCP 2025-03-26 to 2025-11-25: `initialize`, then a session (`Mcp-Session-Id`).
-    Session,
-    /// MCP 2024-11-05 HTTP+SSE: a GET event stream and a POST endpoint it names.
-    HttpSse,
-}
 
 /// Most endpoints remembered; past it the memory is cleared (it is only a shortcut).
 const MAX_REMEMBERED: usize = 1024;
@@ -122,7 +101,7 @@ impl Legacy {
         }
     }
 
-    pub(crate) fn info(&self) -> super::SessionInfo {
+    pub(crate) fn info(&self) -> SessionInfo {
         match self {
             Self::Session(s) => s.info(),
             Self::Sse(s) => s.info(),
@@ -252,7 +231,7 @@ impl Endpoint {
                     Era::Stateless,
                     smcp_proto::PROTOCOL_VERSION.to_owned(),
                 )));
-                Ok(ResponseStream::Http(stream))
+                Ok(ResponseStream::new(stream))
             }
             Err(e) if e.is_fallback_signal() => {
                 tracing::info!(error = %e, "not a 2026-07-28 answer; falling back to initialize");
@@ -286,7 +265,7 @@ impl Endpoint {
                     Era::Stateless,
                     smcp_proto::PROTOCOL_VERSION.to_owned(),
                 )));
-                Ok(ResponseStream::Http(s))
+                Ok(ResponseStream::new(s))
             }
             Err(e) if pinned && e.is_fallback_signal() => Err(with_detail(
                 e,

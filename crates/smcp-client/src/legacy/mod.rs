@@ -6,23 +6,34 @@
 //! * [`session`]: one stateful session: `initialize`, the session headers, the standalone GET
 //!   stream, server-to-client requests answered by the [`InputHandler`](crate::InputHandler),
 //!   `DELETE` on close;
-//! * [`stream`]: one request's response (JSON or SSE, resumed with `Last-Event-ID`), and
-//!   `subscriptions/listen` mapped onto the GET stream and `resources/subscribe`;
+//! * [`info`]: the [`Era`], the [`SessionInfo`] of `initialize`, the configuration every
+//!   older-era connection is made with;
+//! * [`shared`]: what a session's streams share (the session headers, POSTs, the GET);
+//! * [`stream`]: one request's response (JSON or SSE, resumed with `Last-Event-ID`);
+//! * [`listen`]: `subscriptions/listen` mapped onto a session's change notifications and
+//!   `resources/subscribe` (HTTP or stdio);
+//! * [`answer`]: server-to-client requests answered with the
+//!   [`InputHandler`](crate::InputHandler);
 //! * [`link`]: what a listen stream needs of the session under it (HTTP or stdio);
 //! * [`sse`]: the 2024-11-05 HTTP+SSE transport (`endpoint` event, responses on the stream).
 //!
 //! [`Client`]: crate::Client
 
+mod answer;
 pub(crate) mod era;
+mod info;
 pub(crate) mod link;
+pub(crate) mod listen;
 pub(crate) mod session;
+mod shared;
 pub(crate) mod sse;
 pub(crate) mod stream;
 mod wire;
 
-pub use era::Era;
-pub use session::SessionInfo;
-pub(crate) use wire::{accept_version, initialize_params, to_session_request};
+pub(crate) use answer::answer;
+pub(crate) use info::LegacyConfig;
+pub use info::{Era, SessionInfo};
+pub(crate) use wire::{HANDSHAKE_TIMEOUT, accept_version, initialize_params, to_session_request};
 
 /// Every version a client can be pinned to ([`ClientBuilder::protocol_version`]).
 ///

@@ -6,132 +6,30 @@
 //! established session re-initializes once. `close` ends the session with `DELETE`.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{Value, json};
-use smcp_proto::basic::Implementation;
-use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId, ResultResponse};
+use smcp_proto::jsonrpc::{Message, Notification, Request};
 use smcp_proto::messages::method;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use super::Era;
-use super::stream::{ListenStream, SessionStream, answer};
+use super::answer::answer;
+use super::info::{Era, LegacyConfig, SessionInfo};
+use super::listen::ListenStream;
+use super::shared::{Core, Current, DEFAULT_RETRY, MAX_RETRY, MIN_RETRY, SESSION_ID};
+use super::stream::SessionStream;
 use super::wire::{
-    SESSION_VERSIONS, accept_version, initialize_params, sends_version_header, to_session_request,
+    HANDSHAKE_TIMEOUT, SESSION_VERSIONS, accept_version, initialize_params, to_session_request,
 };
 use crate::error::{Error, Kind, Result};
-use crate::mrtr::HandlerBox;
 use crate::transport::ResponseStream;
-use crate::transport::http::{
-    HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, into_stream, read_limited,
-};
+use crate::transport::http::{HttpTransport, into_stream, is_sse};
 
-/// Longest wait for the `initialize` answer.
-pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Consecutive failed reconnects of the standalone GET stream before it is given up.
 const MAX_GET_RECONNECTS: u32 = 5;
-/// Reconnect delay when the server gave no `retry:`.
-pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// Longest reconnect delay honoured from `retry:`.
-pub(crate) const MAX_RETRY: Duration = Duration::from_secs(30);
-/// Shortest reconnect delay (a `retry: 0` must not make a busy loop).
-pub(crate) const MIN_RETRY: Duration = Duration::from_millis(100);
 /// Buffered change notifications per listener.
 const NOTIFICATION_BUFFER: usize = 256;
-
-const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-
-/// What an older-era connection needs from the client configuration.
-#[derive(Debug, Clone)]
-pub(crate) struct LegacyConfig {
-    pub(crate) client_info: Option<Implementation>,
-    pub(crate) handler: Option<HandlerBox>,
-}
-
-impl LegacyConfig {
-    pub(crate) fn kinds(&self) -> crate::InputKinds {
-        self.handler
-            .as_ref()
-            .map(|h| h.0.kinds())
-            .unwrap_or_default()
-    }
-}
-
-/// What the server said in `initialize`, with the era.
-///
-/// # Examples
-///
-/// ```no_run
-/// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
-/// client.list_tools().await?;
-/// if let Some(info) = client.session_info().await {
-///     println!("MCP {} ({:?}): {:?}", info.protocol_version, info.era, info.server_info);
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SessionInfo {
-    /// The negotiated version (e.g. `2025-11-25`).
-    pub protocol_version: String,
-    /// [`Era::Session`] or [`Era::HttpSse`].
-    pub era: Era,
-    /// `serverInfo`, as sent.
-    pub server_info: Value,
-    /// `capabilities`, as sent.
-    pub capabilities: Value,
-    /// `instructions`, if any.
-    pub instructions: Option<String>,
-    /// The `Mcp-Session-Id` the server assigned (none over HTTP+SSE, or when it sent none).
-    pub session_id: Option<String>,
-}
-
-impl SessionInfo {
-    pub(crate) fn from_result(era: Era, version: &str, result: &Value) -> Self {
-        Self {
-            protocol_version: version.to_owned(),
-            era,
-            server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
-            capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
-            instructions: result
-                .get("instructions")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            session_id: None,
-        }
-    }
-}
-
-/// The part of a session its streams share.
-#[derive(Debug)]
-pub(crate) struct Core {
-    http: reqwest::Client,
-    url: reqwest::Url,
-    extra_headers: HeaderMap,
-    gate: crate::transport::gate::Gate,
-    pub(crate) config: LegacyConfig,
-    pin: Option<String>,
-    /// Session id, version and initialize result (replaced by a re-initialize).
-    current: Mutex<Current>,
-    /// Notifications of the standalone GET stream, for listeners.
-    pub(crate) changes: broadcast::Sender<Notification>,
-    /// Whether a GET stream is open (list changes can be delivered).
-    pub(crate) get_open: Mutex<bool>,
-    /// The level last set with `logging/setLevel`.
-    log_level: Mutex<Option<String>>,
-    next_id: std::sync::atomic::AtomicI64,
-}
-
-#[derive(Debug, Clone)]
-struct Current {
-    session_id: Option<HeaderValue>,
-    version: String,
-    info: SessionInfo,
-}
 
 /// A stateful session.
 #[derive(Debug)]
@@ -151,125 +49,6 @@ impl Drop for Session {
         {
             t.abort();
         }
-    }
-}
-
-impl Core {
-    pub(crate) fn version(&self) -> String {
-        self.current().version
-    }
-
-    fn current(&self) -> Current {
-        self.current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// A request builder with the session headers.
-    fn request(&self, m: reqwest::Method, accept: &'static str) -> reqwest::RequestBuilder {
-        let cur = self.current();
-        let mut req = self
-            .http
-            .request(m, self.url.clone())
-            .headers(self.extra_headers.clone())
-            .header(ACCEPT, accept);
-        if let Some(id) = cur.session_id {
-            req = req.header(SESSION_ID, id);
-        }
-        if sends_version_header(&cur.version) {
-            req = req.header(PROTOCOL_VERSION, cur.version);
-        }
-        req
-    }
-
-    /// POSTs one JSON-RPC message (no session retry).
-    async fn post_message(&self, message: &Message) -> Result<reqwest::Response> {
-        let req = self
-            .request(reqwest::Method::POST, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(message.to_vec());
-        self.gate.send(req).await
-    }
-
-    /// POSTs a notification or a response: the server answers 202.
-    pub(crate) async fn post_quiet(&self, message: &Message) -> Result<()> {
-        let response = self.post_message(message).await?;
-        let status = response.status().as_u16();
-        if (200..300).contains(&status) {
-            return Ok(());
-        }
-        let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
-        Err(classify_status(status, &body))
-    }
-
-    /// POSTs the answer to a server request (a failure is only logged: the server times out).
-    pub(crate) async fn post_answer(&self, reply: &Message) {
-        if let Err(e) = self.post_quiet(reply).await {
-            tracing::warn!(error = %e, "the answer to a server request was not accepted");
-        }
-    }
-
-    /// The server's capabilities from `initialize`.
-    pub(crate) fn current_capabilities(&self) -> Value {
-        self.current().info.capabilities
-    }
-
-    /// GET on the endpoint with `Last-Event-ID` when resuming.
-    pub(crate) async fn get(&self, last_event_id: Option<&str>) -> Result<reqwest::Response> {
-        let mut req = self.request(reqwest::Method::GET, "text/event-stream");
-        if let Some(id) = last_event_id
-            && let Ok(v) = HeaderValue::from_str(id)
-        {
-            req = req.header(LAST_EVENT_ID, v);
-        }
-        self.gate.send(req).await
-    }
-
-    /// A fresh id for requests the session itself sends (initialize, subscribe).
-    pub(crate) fn internal_id(&self) -> RequestId {
-        RequestId::from(format!(
-            "smcp-session-{}",
-            self.next_id
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ))
-    }
-
-    /// Sends one request of the session's own and waits for its result.
-    pub(crate) async fn call(self: &Arc<Self>, method_name: &str, params: Value) -> Result<Value> {
-        let id = self.internal_id();
-        let request = Request {
-            id: id.clone(),
-            method: method_name.to_owned(),
-            params: Some(params),
-        };
-        let response = self.post_message(&Message::Request(request)).await?;
-        let mut stream = ResponseStream::Legacy(SessionStream::new(
-            self.clone(),
-            id.clone(),
-            into_stream(response).await?,
-        ));
-        let mut ignore = |_n: Notification| {};
-        crate::response::read_response(&mut stream, &id, &mut ignore).await
-    }
-
-    /// Sends `notifications/cancelled` for a request whose caller went away.
-    pub(crate) fn cancel_in_background(self: &Arc<Self>, id: RequestId) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let core = self.clone();
-        rt.spawn(async move {
-            let n = Notification {
-                method: method::CANCELLED.to_owned(),
-                params: Some(
-                    json!({"requestId": id.to_value(), "reason": "cancelled by the client"}),
-                ),
-            };
-            if let Err(e) = core.post_quiet(&Message::Notification(n)).await {
-                tracing::debug!(error = %e, "notifications/cancelled not delivered");
-            }
-        });
     }
 }
 
@@ -342,7 +121,7 @@ impl Session {
             let session_id = response.headers().get(&SESSION_ID).cloned();
             let stream = into_stream(response).await?;
             let mut stream =
-                ResponseStream::Legacy(SessionStream::new(core.clone(), id.clone(), stream));
+                ResponseStream::new(SessionStream::new(core.clone(), id.clone(), stream));
             let mut ignore = |_n: Notification| {};
             let result = crate::response::read_response(&mut stream, &id, &mut ignore).await?;
             Ok::<_, Error>((session_id, result))
@@ -413,7 +192,7 @@ impl Session {
         if request.method == method::SUBSCRIPTIONS_LISTEN {
             return ListenStream::open(self.core.clone(), request)
                 .await
-                .map(ResponseStream::Listen);
+                .map(ResponseStream::new);
         }
         self.set_log_level(request).await;
         let mut reinitialized = false;
@@ -435,7 +214,7 @@ impl Session {
                 continue;
             }
             let stream = into_stream(response).await?;
-            return Ok(ResponseStream::Legacy(SessionStream::new(
+            return Ok(ResponseStream::new(SessionStream::new(
                 self.core.clone(),
                 request.id,
                 stream,
@@ -465,11 +244,7 @@ impl Session {
         if !logs || same {
             return;
         }
-        match self
-            .core
-            .call("logging/setLevel", json!({"level": level}))
-            .await
-        {
+        match call(&self.core, "logging/setLevel", json!({"level": level})).await {
             Ok(_) => {
                 *self
                     .core
@@ -502,13 +277,6 @@ impl Session {
             Err(e) => tracing::debug!(error = %e, "session DELETE failed"),
         }
     }
-}
-
-pub(crate) fn is_sse(r: &reqwest::Response) -> bool {
-    r.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"))
 }
 
 /// Reads the standalone GET stream: notifications go to listeners, server requests are
@@ -578,9 +346,22 @@ async fn get_stream(core: std::sync::Weak<Core>, first: reqwest::Response) {
     }
 }
 
-/// A JSON-RPC result message.
-pub(crate) fn result_message(id: RequestId, result: Value) -> Message {
-    Message::Result(ResultResponse { id, result })
+/// Sends one request of the session's own and waits for its result.
+async fn call(core: &Arc<Core>, method_name: &str, params: Value) -> Result<Value> {
+    let id = core.internal_id();
+    let request = Request {
+        id: id.clone(),
+        method: method_name.to_owned(),
+        params: Some(params),
+    };
+    let response = core.post_message(&Message::Request(request)).await?;
+    let mut stream = ResponseStream::new(SessionStream::new(
+        core.clone(),
+        id.clone(),
+        into_stream(response).await?,
+    ));
+    let mut ignore = |_n: Notification| {};
+    crate::response::read_response(&mut stream, &id, &mut ignore).await
 }
 
 impl super::link::SessionLink for Core {
@@ -601,6 +382,6 @@ impl super::link::SessionLink for Core {
         method: &'static str,
         params: Value,
     ) -> futures_util::future::BoxFuture<'static, Result<Value>> {
-        Box::pin(async move { Core::call(&self, method, params).await })
+        Box::pin(async move { call(&self, method, params).await })
     }
 }

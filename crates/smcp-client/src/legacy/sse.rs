@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::StreamExt as _;
+use futures_util::future::BoxFuture;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::{Value, json};
 use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
@@ -15,15 +16,16 @@ use smcp_proto::sse::SseDecoder;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
-use super::Era;
-use super::session::{HANDSHAKE_TIMEOUT, LegacyConfig, SessionInfo, is_sse};
-use super::stream::answer;
-use super::wire::{SESSION_VERSIONS, accept_version, initialize_params, to_session_request};
-use crate::error::{Error, Kind, Result};
-use crate::transport::ResponseStream;
-use crate::transport::http::{
-    HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, read_limited,
+use super::answer::answer;
+use super::info::{Era, LegacyConfig, SessionInfo};
+use super::wire::{
+    HANDSHAKE_TIMEOUT, SESSION_VERSIONS, accept_version, initialize_params, to_session_request,
 };
+use crate::error::{Error, Kind, Result};
+use crate::transport::http::{
+    HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, is_sse, read_limited,
+};
+use crate::transport::{MessageStream, ResponseStream};
 
 /// Requests in flight at once on one HTTP+SSE connection.
 const MAX_PENDING: usize = 256;
@@ -358,7 +360,7 @@ impl SseSession {
             done: false,
         };
         self.core.post(&Message::Request(request)).await?;
-        Ok(ResponseStream::Channel(stream))
+        Ok(ResponseStream::new(stream))
     }
 
     pub(crate) async fn close(&self) {
@@ -390,6 +392,16 @@ impl ChannelStream {
             self.done = true;
         }
         Ok(m)
+    }
+}
+
+impl MessageStream for ChannelStream {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+        Box::pin(ChannelStream::next_message(self))
+    }
+
+    fn rpc_status(&self) -> Option<u16> {
+        Some(200)
     }
 }
 

@@ -2,6 +2,8 @@
 //! request, the per-request `_meta` members that do not exist there, and the methods and
 //! features that exist only in 2026-07-28.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value, json};
 use smcp_proto::basic::Implementation;
 use smcp_proto::ext::tasks;
@@ -11,6 +13,9 @@ use smcp_proto::meta;
 
 use crate::error::{Error, Kind, Result};
 use crate::mrtr::InputKinds;
+
+/// Longest wait for the `initialize` answer.
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The stateful Streamable HTTP revisions this client speaks, preferred first.
 pub(crate) const SESSION_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];

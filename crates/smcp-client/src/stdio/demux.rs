@@ -34,7 +34,7 @@ use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::LogFn;
+use super::command::LogFn;
 use super::lines::{Line, read_line};
 use crate::error::{Error, Kind, Result};
 

@@ -16,11 +16,11 @@ use smcp_proto::jsonrpc::{Message, Notification, Request, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-use super::StdioTransport;
+use super::pipe::Pipe;
 use crate::error::{Error, Kind, Result};
-use crate::legacy::SessionInfo;
-use crate::legacy::session::HANDSHAKE_TIMEOUT;
+use crate::legacy::{Era, HANDSHAKE_TIMEOUT, LegacyConfig, SessionInfo};
 use crate::transport::ResponseStream;
 
 /// How long the `server/discover` probe waits before taking silence for an older server.
@@ -37,36 +37,33 @@ pub(crate) enum StdioEra {
     Legacy(SessionInfo),
 }
 
-impl StdioTransport {
-    /// The server's era, found out on first use.
-    pub(crate) async fn era(&self) -> Result<StdioEra> {
-        let mut era = self.era.lock().await;
-        if let Some(e) = &*era {
-            return Ok(e.clone());
-        }
-        let found = match self.pin.as_deref() {
-            None if self.probe => self.probe().await?,
+/// What finding out the era needs of the connection.
+#[derive(Debug)]
+pub(crate) struct Handshake<'a> {
+    /// The child.
+    pub(crate) pipe: &'a Pipe,
+    /// What an `initialize` declares, and the handler that answers server requests.
+    pub(crate) config: &'a LegacyConfig,
+    /// Cancelled when the connection closes (ends the task answering server requests).
+    pub(crate) close: &'a CancellationToken,
+}
+
+impl Handshake<'_> {
+    /// The server's era: the pinned version's, or the probe's answer (`probe` false: modern).
+    pub(crate) async fn find(&self, pin: Option<&str>, probe: bool) -> Result<StdioEra> {
+        Ok(match pin {
+            None if probe => self.probe().await?,
             None => StdioEra::Modern,
             Some(v) if v == smcp_proto::PROTOCOL_VERSION => StdioEra::Modern,
             Some(v) => StdioEra::Legacy(self.initialize(v, true).await?),
-        };
-        *era = Some(found.clone());
-        Ok(found)
-    }
-
-    /// The older-revision session, if the server speaks one (without waiting).
-    pub(crate) fn legacy_info(&self) -> Option<SessionInfo> {
-        match self.era.try_lock().ok()?.as_ref()? {
-            StdioEra::Legacy(info) => Some(info.clone()),
-            StdioEra::Modern => None,
-        }
+        })
     }
 
     /// One request and its result (or error), bounded by `limit`; `Ok(None)` on timeout.
     async fn exchange_raw(&self, request: Request, limit: Duration) -> Result<Option<Value>> {
         let id = request.id.clone();
-        let stream = self.send_raw(&request).await?;
-        let mut stream = ResponseStream::Stdio(stream);
+        let stream = self.pipe.send(&request).await?;
+        let mut stream = ResponseStream::new(stream);
         let mut ignore = |_n: Notification| {};
         match tokio::time::timeout(
             limit,
@@ -87,9 +84,9 @@ impl StdioTransport {
         );
         m.insert(
             meta::CLIENT_CAPABILITIES.to_owned(),
-            serde_json::to_value(self.legacy.kinds().to_capabilities()).unwrap_or(json!({})),
+            serde_json::to_value(self.config.kinds().to_capabilities()).unwrap_or(json!({})),
         );
-        if let Some(info) = &self.legacy.client_info
+        if let Some(info) = &self.config.client_info
             && let Ok(v) = serde_json::to_value(info)
         {
             m.insert(meta::CLIENT_INFO.to_owned(), v);
@@ -129,8 +126,8 @@ impl StdioTransport {
             method: "initialize".to_owned(),
             params: Some(crate::legacy::initialize_params(
                 offered,
-                self.legacy.kinds(),
-                self.legacy.client_info.as_ref(),
+                self.config.kinds(),
+                self.config.client_info.as_ref(),
             )),
         };
         let result = self
@@ -138,36 +135,31 @@ impl StdioTransport {
             .await?
             .ok_or_else(|| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))?;
         let version = crate::legacy::accept_version(&result, offered, pinned)?;
-        let info = SessionInfo::from_result(crate::Era::Session, &version, &result);
+        let info = SessionInfo::from_result(Era::Session, &version, &result);
         // Server requests are answered from now on, one at a time, in arrival order.
         let (tx, mut rx) = mpsc::channel::<Request>(PENDING_SERVER_REQUESTS);
-        self.shared.answer_requests_with(tx);
-        let writer = self.writer.clone();
-        let config = self.legacy.clone();
-        let close = self.control.close.clone();
+        self.pipe.shared.answer_requests_with(tx);
+        let pipe = self.pipe.clone();
+        let config = self.config.clone();
+        let close = self.close.clone();
         tokio::spawn(async move {
             loop {
                 let request = tokio::select! {
                     () = close.cancelled() => return,
                     r = rx.recv() => match r { Some(r) => r, None => return },
                 };
-                let reply = crate::legacy::stream::answer(&config, request).await;
-                let mut line = reply.to_vec();
-                line.push(b'\n');
-                if writer.send(line).await.is_err() {
+                let reply = crate::legacy::answer(&config, request).await;
+                if pipe.write(&reply).await.is_err() {
                     return;
                 }
             }
         });
-        let mut line = Message::Notification(Notification {
-            method: "notifications/initialized".to_owned(),
-            params: None,
-        })
-        .to_vec();
-        line.push(b'\n');
-        if self.writer.send(line).await.is_err() {
-            return Err(Error::new(Kind::ServerExited { status: None }));
-        }
+        self.pipe
+            .write(&Message::Notification(Notification {
+                method: "notifications/initialized".to_owned(),
+                params: None,
+            }))
+            .await?;
         Ok(info)
     }
 }

@@ -8,10 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use smcp_proto::jsonrpc::{Notification, Request, RequestId};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
-use super::demux::Shared;
-use super::send_on;
+use super::pipe::Pipe;
 use crate::error::Result;
 use crate::legacy::SessionInfo;
 use crate::legacy::link::SessionLink;
@@ -23,28 +22,19 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 /// A stdio session, for one listen stream.
 #[derive(Debug)]
 pub(crate) struct StdioLink {
-    shared: Arc<Shared>,
-    writer: mpsc::Sender<Vec<u8>>,
+    pipe: Pipe,
     info: SessionInfo,
 }
 
 impl StdioLink {
-    pub(crate) fn new(
-        shared: Arc<Shared>,
-        writer: mpsc::Sender<Vec<u8>>,
-        info: SessionInfo,
-    ) -> Self {
-        Self {
-            shared,
-            writer,
-            info,
-        }
+    pub(crate) fn new(pipe: Pipe, info: SessionInfo) -> Self {
+        Self { pipe, info }
     }
 }
 
 impl SessionLink for StdioLink {
     fn changes(&self) -> broadcast::Receiver<Notification> {
-        self.shared.changes()
+        self.pipe.shared.changes()
     }
 
     fn delivers_changes(&self) -> bool {
@@ -71,8 +61,8 @@ impl SessionLink for StdioLink {
                 method: method.to_owned(),
                 params: Some(params),
             };
-            let stream = send_on(&self.shared, &self.writer, &request, false).await?;
-            let mut stream = ResponseStream::Stdio(stream);
+            let stream = self.pipe.send_routed(&request, false).await?;
+            let mut stream = ResponseStream::new(stream);
             let mut ignore = |_n: Notification| {};
             crate::response::read_response(&mut stream, &id, &mut ignore).await
         })

@@ -16,8 +16,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::command::{ServerStderr, StdioCommand};
 use super::lines::{Line, read_line};
-use super::{ServerStderr, StdioCommand};
 use crate::error::{Error, Kind, Result};
 
 /// Longest stderr line passed to a callback (the rest of the line is cut).

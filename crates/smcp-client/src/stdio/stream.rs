@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use smcp_proto::jsonrpc::{Message, Notification, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::patterns::cancellation::CancelledNotificationParams;
@@ -14,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::demux::{Registration, Shared};
 use crate::error::{Error, Kind, Result};
+use crate::transport::MessageStream;
 
 /// Why the client gives up on a request, sent in `notifications/cancelled`.
 const CANCEL_REASON: &str = "the client stopped waiting for the response";
@@ -119,6 +121,16 @@ impl StdioStream {
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {}
         }
+    }
+}
+
+impl MessageStream for StdioStream {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+        Box::pin(StdioStream::next_message(self))
+    }
+
+    fn rpc_status(&self) -> Option<u16> {
+        None
     }
 }
 

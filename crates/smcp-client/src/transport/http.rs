@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use smcp_proto::jsonrpc::{Message, Request};
@@ -148,6 +149,14 @@ pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStrea
             "unexpected response Content-Type {content_type:?} (expected application/json or text/event-stream)"
         )))
     }
+}
+
+/// Whether a response is an event stream (`text/event-stream`).
+pub(crate) fn is_sse(r: &reqwest::Response) -> bool {
+    r.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"))
 }
 
 /// What to do with a body longer than the limit.
@@ -309,6 +318,17 @@ impl HttpStream {
                 }
             },
         }
+    }
+}
+
+impl super::MessageStream for HttpStream {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+        Box::pin(HttpStream::next_message(self))
+    }
+
+    fn rpc_status(&self) -> Option<u16> {
+        // A JSON-RPC error in a 2xx body (an error status never becomes a stream).
+        Some(200)
     }
 }
 
