@@ -10,6 +10,7 @@ use smcp_proto::jsonrpc::{ErrorResponse, Message, Request, RequestId, ResultResp
 use smcp_proto::messages::method;
 use smcp_proto::patterns::mrtr::{InputRequest, InputRequests};
 
+use super::adapter;
 use super::info::LegacyConfig;
 
 /// Answers a server-to-client request (`ping`, `elicitation/create`, `sampling/createMessage`,
@@ -24,7 +25,7 @@ pub(crate) fn answer(config: &LegacyConfig, request: Request) -> BoxFuture<'_, M
 async fn answer_inner(config: &LegacyConfig, request: Request) -> Message {
     let id = request.id.clone();
     let outcome = match request.method.as_str() {
-        "ping" => Ok(json!({})),
+        adapter::method::PING => Ok(json!({})),
         method::ELICITATION_CREATE | method::SAMPLING_CREATE_MESSAGE | method::ROOTS_LIST => {
             fulfil_one(config, request).await
         }

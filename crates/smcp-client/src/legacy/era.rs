@@ -15,10 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use http::header::{HeaderName, HeaderValue};
 use smcp_proto::jsonrpc::Request;
 
+use super::adapter::{SESSION_VERSIONS, SSE_VERSION};
 use super::info::{Era, LegacyConfig, SessionInfo};
 use super::session::Session;
 use super::sse::SseSession;
-use super::wire::{SESSION_VERSIONS, SSE_VERSION};
 use crate::error::{Error, Kind, Result};
 use crate::transport::ResponseStream;
 use crate::transport::http::HttpTransport;

@@ -11,6 +11,7 @@ use smcp_proto::meta;
 use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 use tokio::sync::broadcast;
 
+use super::adapter;
 use super::link::SessionLink;
 use crate::error::{Error, Kind, Result};
 use crate::transport::MessageStream;
@@ -45,7 +46,7 @@ impl Drop for ListenStream {
         rt.spawn(async move {
             for uri in uris {
                 if let Err(e) = Arc::clone(&link)
-                    .call("resources/unsubscribe", json!({"uri": uri}))
+                    .call(adapter::method::RESOURCES_UNSUBSCRIBE, json!({"uri": uri}))
                     .await
                 {
                     tracing::debug!(error = %e, "resources/unsubscribe failed");
@@ -86,7 +87,7 @@ impl ListenStream {
             let mut ok = Vec::new();
             for uri in uris {
                 match Arc::clone(&link)
-                    .call("resources/subscribe", json!({"uri": uri}))
+                    .call(adapter::method::RESOURCES_SUBSCRIBE, json!({"uri": uri}))
                     .await
                 {
                     Ok(_) => ok.push(uri.clone()),

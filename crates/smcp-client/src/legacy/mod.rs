@@ -1,6 +1,9 @@
 //! The installed base: MCP 2025-11-25, 2025-06-18 and 2025-03-26 (stateful Streamable HTTP:
 //! `initialize`, `Mcp-Session-Id`) and 2024-11-05 (HTTP+SSE), behind the same [`Client`] API.
 //!
+//! * [`adapter`]: the one translation between 2026-07-28 and a negotiated earlier version:
+//!   the `initialize` handshake, each outgoing request, the method names of the earlier
+//!   revisions;
 //! * [`era`]: which revision a server speaks, the per-endpoint memory of it and the fallback
 //!   decision (the 2026-07-28 Streamable HTTP page, "Backward Compatibility"; REQUIREMENTS A14);
 //! * [`session`]: one stateful session: `initialize`, the session headers, the standalone GET
@@ -19,6 +22,7 @@
 //!
 //! [`Client`]: crate::Client
 
+pub(crate) mod adapter;
 mod answer;
 pub(crate) mod era;
 mod info;
@@ -28,20 +32,8 @@ pub(crate) mod session;
 mod shared;
 pub(crate) mod sse;
 pub(crate) mod stream;
-mod wire;
 
+pub(crate) use adapter::SUPPORTED_VERSIONS;
 pub(crate) use answer::answer;
 pub(crate) use info::LegacyConfig;
 pub use info::{Era, SessionInfo};
-pub(crate) use wire::{HANDSHAKE_TIMEOUT, accept_version, initialize_params, to_session_request};
-
-/// Every version a client can be pinned to ([`ClientBuilder::protocol_version`]).
-///
-/// [`ClientBuilder::protocol_version`]: crate::ClientBuilder::protocol_version
-pub(crate) const SUPPORTED_VERSIONS: [&str; 5] = [
-    smcp_proto::PROTOCOL_VERSION,
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    wire::SSE_VERSION,
-];

@@ -14,14 +14,12 @@ use smcp_proto::messages::method;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+use super::adapter::{self, Adapter, HANDSHAKE_TIMEOUT, Initialize};
 use super::answer::answer;
 use super::info::{Era, LegacyConfig, SessionInfo};
 use super::listen::ListenStream;
 use super::shared::{Core, Current, DEFAULT_RETRY, MAX_RETRY, MIN_RETRY, SESSION_ID};
 use super::stream::SessionStream;
-use super::wire::{
-    HANDSHAKE_TIMEOUT, SESSION_VERSIONS, accept_version, initialize_params, to_session_request,
-};
 use crate::error::{Error, Kind, Result};
 use crate::transport::ResponseStream;
 use crate::transport::http::{HttpTransport, into_stream, is_sse};
@@ -60,7 +58,7 @@ impl Session {
         pin: Option<&str>,
         config: LegacyConfig,
     ) -> Result<Arc<Self>> {
-        let offered = pin.unwrap_or(SESSION_VERSIONS[0]).to_owned();
+        let offered = Initialize::new(pin).offered().to_owned();
         let core = Arc::new(Core {
             http: http.client().clone(),
             url: http.endpoint().clone(),
@@ -89,25 +87,14 @@ impl Session {
 
     async fn initialize(&self) -> Result<()> {
         let core = &self.core;
-        let offered = core
-            .pin
-            .clone()
-            .unwrap_or_else(|| SESSION_VERSIONS[0].to_owned());
+        let init = Initialize::new(core.pin.as_deref());
         {
             let mut cur = core.current.lock().unwrap_or_else(PoisonError::into_inner);
             cur.session_id = None;
-            cur.version = offered.clone();
+            cur.version = init.offered().to_owned();
         }
         let id = core.internal_id();
-        let request = Request {
-            id: id.clone(),
-            method: "initialize".to_owned(),
-            params: Some(initialize_params(
-                &offered,
-                core.config.kinds(),
-                core.config.client_info.as_ref(),
-            )),
-        };
+        let request = init.request(id.clone(), &core.config);
         let handshake = async {
             // Before the session exists: no version header yet (the server picks the version).
             let req = core
@@ -129,23 +116,20 @@ impl Session {
         let (session_id, result) = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)
             .await
             .map_err(|_| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))??;
-        let version = accept_version(&result, &offered, core.pin.is_some())?;
+        let info = init.accept(Era::Session, &result)?;
         {
             let mut cur = core.current.lock().unwrap_or_else(PoisonError::into_inner);
             cur.session_id = session_id;
-            cur.version = version.clone();
-            cur.info = SessionInfo::from_result(Era::Session, &version, &result);
+            cur.version = info.protocol_version.clone();
+            cur.info = info;
             cur.info.session_id = cur
                 .session_id
                 .as_ref()
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
         }
-        let initialized = Notification {
-            method: "notifications/initialized".to_owned(),
-            params: None,
-        };
-        core.post_quiet(&Message::Notification(initialized)).await?;
+        core.post_quiet(&Message::Notification(adapter::initialized()))
+            .await?;
         self.open_get_stream().await;
         Ok(())
     }
@@ -198,7 +182,7 @@ impl Session {
         let mut reinitialized = false;
         loop {
             let before = self.core.current().session_id;
-            let request = to_session_request(request, &self.version())?;
+            let request = Adapter::new(&self.version()).request(request)?;
             let response = self
                 .core
                 .post_message(&Message::Request(request.clone()))
@@ -226,7 +210,7 @@ impl Session {
     /// `logging/setLevel` when the level changes; the messages then arrive as
     /// `notifications/message` on the request's stream (or the GET stream).
     async fn set_log_level(&self, request: &Request) {
-        let Some(level) = super::wire::requested_log_level(request) else {
+        let Some(level) = adapter::requested_log_level(request) else {
             return;
         };
         let logs = self
@@ -244,7 +228,13 @@ impl Session {
         if !logs || same {
             return;
         }
-        match call(&self.core, "logging/setLevel", json!({"level": level})).await {
+        match call(
+            &self.core,
+            adapter::method::LOGGING_SET_LEVEL,
+            json!({"level": level}),
+        )
+        .await
+        {
             Ok(_) => {
                 *self
                     .core

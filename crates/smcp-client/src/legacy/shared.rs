@@ -12,8 +12,8 @@ use smcp_proto::jsonrpc::{Message, Notification, RequestId};
 use smcp_proto::messages::method;
 use tokio::sync::broadcast;
 
+use super::adapter::Adapter;
 use super::info::{LegacyConfig, SessionInfo};
-use super::wire::sends_version_header;
 use crate::error::Result;
 use crate::transport::http::{MAX_ERROR_BODY, Overflow, classify_status, read_limited};
 
@@ -82,7 +82,7 @@ impl Core {
         if let Some(id) = cur.session_id {
             req = req.header(SESSION_ID, id);
         }
-        if sends_version_header(&cur.version) {
+        if Adapter::new(&cur.version).sends_version_header() {
             req = req.header(PROTOCOL_VERSION, cur.version);
         }
         req

@@ -16,11 +16,9 @@ use smcp_proto::sse::SseDecoder;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
+use super::adapter::{self, Adapter, HANDSHAKE_TIMEOUT, Initialize, not_in_era};
 use super::answer::answer;
 use super::info::{Era, LegacyConfig, SessionInfo};
-use super::wire::{
-    HANDSHAKE_TIMEOUT, SESSION_VERSIONS, accept_version, initialize_params, to_session_request,
-};
 use crate::error::{Error, Kind, Result};
 use crate::transport::http::{
     HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, is_sse, read_limited,
@@ -209,7 +207,7 @@ impl SseSession {
                 post_url.origin().ascii_serialization()
             )));
         }
-        let offered = pin.unwrap_or(SESSION_VERSIONS[0]).to_owned();
+        let handshake = Initialize::new(pin);
         let core = Arc::new(SseCore {
             http: http.client().clone(),
             post_url,
@@ -218,7 +216,7 @@ impl SseSession {
             config,
             routes: Mutex::default(),
             changes: broadcast::channel(256).0,
-            version: Mutex::new(offered.clone()),
+            version: Mutex::new(handshake.offered().to_owned()),
             info: Mutex::new(None),
         });
         let reader_core = Arc::downgrade(&core);
@@ -262,15 +260,10 @@ impl SseSession {
             core,
             reader: Mutex::new(Some(reader)),
         });
-        let init = Request {
-            id: RequestId::from("smcp-sse-init".to_owned()),
-            method: "initialize".to_owned(),
-            params: Some(initialize_params(
-                &offered,
-                session.core.config.kinds(),
-                session.core.config.client_info.as_ref(),
-            )),
-        };
+        let init = handshake.request(
+            RequestId::from("smcp-sse-init".to_owned()),
+            &session.core.config,
+        );
         let mut stream = session.send_raw(init.clone()).await?;
         let mut ignore = |_n: Notification| {};
         let result = tokio::time::timeout(
@@ -279,24 +272,20 @@ impl SseSession {
         )
         .await
         .map_err(|_| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))??;
-        let version = accept_version(&result, &offered, pin.is_some())?;
+        let info = handshake.accept(Era::HttpSse, &result)?;
         *session
             .core
             .version
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = version.clone();
+            .unwrap_or_else(PoisonError::into_inner) = info.protocol_version.clone();
         *session
             .core
             .info
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) =
-            Some(SessionInfo::from_result(Era::HttpSse, &version, &result));
+            .unwrap_or_else(PoisonError::into_inner) = Some(info);
         session
             .core
-            .post(&Message::Notification(Notification {
-                method: "notifications/initialized".to_owned(),
-                params: None,
-            }))
+            .post(&Message::Notification(adapter::initialized()))
             .await?;
         Ok(session)
     }
@@ -323,12 +312,12 @@ impl SseSession {
     /// Sends a (2026-07-28 shaped) request.
     pub(crate) async fn send(&self, request: &Request) -> Result<ResponseStream> {
         if request.method == method::SUBSCRIPTIONS_LISTEN {
-            return Err(Error::new(Kind::NotInEra {
-                feature: "subscriptions/listen".to_owned(),
-                version: format!("{} over HTTP+SSE", self.version()),
-            }));
+            return Err(not_in_era(
+                method::SUBSCRIPTIONS_LISTEN,
+                format!("{} over HTTP+SSE", self.version()),
+            ));
         }
-        let request = to_session_request(request, &self.version())?;
+        let request = Adapter::new(&self.version()).request(request)?;
         self.send_raw(request).await
     }
 

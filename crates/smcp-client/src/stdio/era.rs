@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::pipe::Pipe;
 use crate::error::{Error, Kind, Result};
-use crate::legacy::{Era, HANDSHAKE_TIMEOUT, LegacyConfig, SessionInfo};
+use crate::legacy::adapter::{self, HANDSHAKE_TIMEOUT, Initialize, SESSION_VERSIONS, SSE_VERSION};
+use crate::legacy::{Era, LegacyConfig, SessionInfo};
 use crate::transport::ResponseStream;
 
 /// How long the `server/discover` probe waits before taking silence for an older server.
@@ -55,7 +56,7 @@ impl Handshake<'_> {
             None if probe => self.probe().await?,
             None => StdioEra::Modern,
             Some(v) if v == smcp_proto::PROTOCOL_VERSION => StdioEra::Modern,
-            Some(v) => StdioEra::Legacy(self.initialize(v, true).await?),
+            Some(v) => StdioEra::Legacy(self.initialize(Some(v)).await?),
         })
     }
 
@@ -109,33 +110,27 @@ impl Handshake<'_> {
             Err(e) if e.jsonrpc_error().is_none() => Err(e),
             Ok(None) | Err(_) => {
                 tracing::info!("server/discover not understood; falling back to initialize");
-                let version = crate::legacy::SUPPORTED_VERSIONS[1];
-                Ok(StdioEra::Legacy(self.initialize(version, false).await?))
+                Ok(StdioEra::Legacy(self.initialize(None).await?))
             }
         }
     }
 
-    async fn initialize(&self, offered: &str, pinned: bool) -> Result<SessionInfo> {
-        if offered == "2024-11-05" && pinned {
-            return Err(Error::config(
-                "2024-11-05 is spoken over HTTP+SSE; a stdio server speaks 2025-03-26 or later",
-            ));
+    /// `initialize` offering the pinned version (or the newest), then server requests answered
+    /// and `notifications/initialized`.
+    async fn initialize(&self, pin: Option<&str>) -> Result<SessionInfo> {
+        if pin == Some(SSE_VERSION) {
+            return Err(Error::config(format!(
+                "{SSE_VERSION} is spoken over HTTP+SSE; a stdio server speaks {} or later",
+                SESSION_VERSIONS[SESSION_VERSIONS.len() - 1]
+            )));
         }
-        let request = Request {
-            id: RequestId::from("smcp-initialize".to_owned()),
-            method: "initialize".to_owned(),
-            params: Some(crate::legacy::initialize_params(
-                offered,
-                self.config.kinds(),
-                self.config.client_info.as_ref(),
-            )),
-        };
+        let handshake = Initialize::new(pin);
+        let request = handshake.request(RequestId::from("smcp-initialize".to_owned()), self.config);
         let result = self
             .exchange_raw(request, HANDSHAKE_TIMEOUT)
             .await?
             .ok_or_else(|| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))?;
-        let version = crate::legacy::accept_version(&result, offered, pinned)?;
-        let info = SessionInfo::from_result(Era::Session, &version, &result);
+        let info = handshake.accept(Era::Session, &result)?;
         // Server requests are answered from now on, one at a time, in arrival order.
         let (tx, mut rx) = mpsc::channel::<Request>(PENDING_SERVER_REQUESTS);
         self.pipe.shared.answer_requests_with(tx);
@@ -155,10 +150,7 @@ impl Handshake<'_> {
             }
         });
         self.pipe
-            .write(&Message::Notification(Notification {
-                method: "notifications/initialized".to_owned(),
-                params: None,
-            }))
+            .write(&Message::Notification(adapter::initialized()))
             .await?;
         Ok(info)
     }

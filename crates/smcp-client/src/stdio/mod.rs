@@ -32,6 +32,7 @@ use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Result};
+use crate::legacy::adapter::Adapter;
 use crate::legacy::listen::ListenStream;
 use crate::legacy::{LegacyConfig, SessionInfo};
 use crate::transport::ResponseStream;
@@ -143,7 +144,7 @@ impl StdioTransport {
                 }
                 // A log level asked in `_meta` keeps routing log lines to this call.
                 let wants_log = wants_log(request);
-                let request = crate::legacy::to_session_request(request, &info.protocol_version)?;
+                let request = Adapter::new(&info.protocol_version).request(request)?;
                 self.pipe
                     .send_routed(&request, wants_log)
                     .await
