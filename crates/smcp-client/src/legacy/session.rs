@@ -3,7 +3,9 @@
 //! `initialize` with the best version, `notifications/initialized`, then every request carries
 //! `Mcp-Session-Id` and (2025-06-18 on) `MCP-Protocol-Version`. The standalone GET stream is
 //! opened when the server offers one (405: not offered) and feeds the listen API. A 404 on an
-//! established session re-initializes once. `close` ends the session with `DELETE`.
+//! established session re-initializes once. `close` ends the session with `DELETE`. What is
+//! said on the wire in the negotiated version (the `initialize` exchange, each request) is the
+//! era adapter's (`adapter.rs`); what the session's streams share is in `shared.rs`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 

@@ -24,6 +24,7 @@ pub(crate) const MAX_RETRY: Duration = Duration::from_secs(30);
 /// Shortest reconnect delay (a `retry: 0` must not make a busy loop).
 pub(crate) const MIN_RETRY: Duration = Duration::from_millis(100);
 
+/// The header that names the session.
 pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
@@ -48,6 +49,7 @@ pub(crate) struct Core {
     pub(crate) next_id: std::sync::atomic::AtomicI64,
 }
 
+/// What an `initialize` established (a re-initialize replaces it whole).
 #[derive(Debug, Clone)]
 pub(crate) struct Current {
     pub(crate) session_id: Option<HeaderValue>,

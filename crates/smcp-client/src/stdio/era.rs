@@ -18,7 +18,7 @@ use smcp_proto::meta;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::pipe::Pipe;
+use super::pipe::{Pipe, write_message};
 use crate::error::{Error, Kind, Result};
 use crate::legacy::adapter::{self, HANDSHAKE_TIMEOUT, Initialize, SESSION_VERSIONS, SSE_VERSION};
 use crate::legacy::{Era, LegacyConfig, SessionInfo};
@@ -134,7 +134,7 @@ impl Handshake<'_> {
         // Server requests are answered from now on, one at a time, in arrival order.
         let (tx, mut rx) = mpsc::channel::<Request>(PENDING_SERVER_REQUESTS);
         self.pipe.shared.answer_requests_with(tx);
-        let pipe = self.pipe.clone();
+        let writer = self.pipe.writer.clone();
         let config = self.config.clone();
         let close = self.close.clone();
         tokio::spawn(async move {
@@ -144,7 +144,7 @@ impl Handshake<'_> {
                     r = rx.recv() => match r { Some(r) => r, None => return },
                 };
                 let reply = crate::legacy::answer(&config, request).await;
-                if pipe.write(&reply).await.is_err() {
+                if write_message(&writer, &reply).await.is_err() {
                     return;
                 }
             }

@@ -66,13 +66,19 @@ impl Pipe {
 
     /// Writes a notification or a response as one line.
     pub(crate) async fn write(&self, message: &Message) -> Result<()> {
-        let mut line = message.to_vec();
-        line.push(b'\n');
-        if self.writer.send(line).await.is_err() {
-            return Err(Error::new(Kind::ServerExited { status: None }));
-        }
-        Ok(())
+        write_message(&self.writer, message).await
     }
+}
+
+/// Writes a notification or a response as one line on `writer` (for a task that holds only
+/// the writer, not the routing table).
+pub(crate) async fn write_message(writer: &mpsc::Sender<Vec<u8>>, message: &Message) -> Result<()> {
+    let mut line = message.to_vec();
+    line.push(b'\n');
+    if writer.send(line).await.is_err() {
+        return Err(Error::new(Kind::ServerExited { status: None }));
+    }
+    Ok(())
 }
 
 /// Whether a request asks for log lines (`_meta` log level).
