@@ -287,6 +287,36 @@ mod tests {
     }
 
     #[test]
+    fn what_exists_only_in_2026_07_28_is_refused_naming_the_negotiated_version() {
+        let adapter = Adapter::new("2025-03-26");
+        for (method_name, params) in [
+            (tasks::METHOD_GET, json!({"taskId": "t"})),
+            (tasks::METHOD_CANCEL, json!({"taskId": "t"})),
+            (files::METHOD_AUTHORIZE_UPLOAD, json!({})),
+            ("tools/call", json!({"name": "t", "requestState": "s"})),
+            ("tools/call", json!({"name": "t", "inputResponses": {}})),
+        ] {
+            let r = Request {
+                id: 1.into(),
+                method: method_name.to_owned(),
+                params: Some(params),
+            };
+            let e = adapter.request(&r).unwrap_err();
+            assert!(
+                e.is_unsupported_in_era() && e.negotiated_version() == Some("2025-03-26"),
+                "{method_name}: {e}"
+            );
+        }
+        let plain = Request {
+            id: 2.into(),
+            method: "tools/list".to_owned(),
+            params: Some(json!({"_meta": {meta::LOG_LEVEL: "info"}})),
+        };
+        assert_eq!(adapter.request(&plain).unwrap().params, Some(json!({})));
+        assert_eq!(requested_log_level(&plain).as_deref(), Some("info"));
+    }
+
+    #[test]
     fn an_unknown_initialize_answer_names_both_sides() {
         let e = accept_version(
             &json!({"protocolVersion": "2024-10-07"}),
