@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use smcp_files::token::{self, Claims, Direction, Route, TokenError};
+use smcp_files::token::{self, Claims, Direction, Route, TransferTokenError};
 use smcp_server::{Key, KeyRing};
 
 static RING: LazyLock<KeyRing> =
@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
             );
             assert_eq!(
                 token::verify(&RING, &token, claims.dir, claims.exp),
-                Err(TokenError::Expired)
+                Err(TransferTokenError::Expired)
             );
             let other = match claims.dir {
                 Direction::Upload => Direction::Download,
@@ -99,7 +99,7 @@ fuzz_target!(|data: &[u8]| {
             };
             assert_eq!(
                 token::verify(&RING, &token, other, 0),
-                Err(TokenError::WrongDirection)
+                Err(TransferTokenError::WrongDirection)
             );
         }
     }

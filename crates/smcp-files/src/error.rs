@@ -1,4 +1,4 @@
-//! Errors: [`FileError`] (a refusal with an A21 `reason`) and [`StoreError`] (storage).
+//! Errors: [`FileError`] (a refusal with an A21 `reason`) and [`FileStoreError`] (storage).
 
 use serde_json::{Map, Value, json};
 use smcp_proto::error::ErrorObject;
@@ -55,23 +55,23 @@ impl FileError {
     }
 }
 
-impl From<StoreError> for FileError {
-    fn from(e: StoreError) -> Self {
+impl From<FileStoreError> for FileError {
+    fn from(e: FileStoreError) -> Self {
         tracing::warn!(error = %e, "file store failure");
         match e {
-            StoreError::NotFound => Self::unavailable(),
-            StoreError::AlreadyExists => Self::new(
+            FileStoreError::NotFound => Self::unavailable(),
+            FileStoreError::AlreadyExists => Self::new(
                 FileErrorReason::DescriptorExpired,
                 "this upload descriptor was already used",
             ),
-            StoreError::Io(_) => Self::new(FileErrorReason::StoreFull, "file store failure"),
+            FileStoreError::Io(_) => Self::new(FileErrorReason::StoreFull, "file store failure"),
         }
     }
 }
 
-/// A storage failure.
+/// A failure of the file store ([`crate::FileStore`]).
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum FileStoreError {
     /// The file id was already committed (single-use upload tickets rely on this).
     #[error("file already committed")]
     AlreadyExists,
@@ -83,7 +83,11 @@ pub enum StoreError {
     Io(String),
 }
 
-impl From<std::io::Error> for StoreError {
+/// The old name of [`FileStoreError`].
+#[deprecated(note = "renamed to `FileStoreError` (smcp_tasks' is `TaskStoreError`)")]
+pub type StoreError = FileStoreError;
+
+impl From<std::io::Error> for FileStoreError {
     fn from(e: std::io::Error) -> Self {
         match e.kind() {
             std::io::ErrorKind::NotFound => Self::NotFound,
@@ -93,7 +97,7 @@ impl From<std::io::Error> for StoreError {
     }
 }
 
-impl From<object_store::Error> for StoreError {
+impl From<object_store::Error> for FileStoreError {
     fn from(e: object_store::Error) -> Self {
         match e {
             object_store::Error::NotFound { .. } => Self::NotFound,

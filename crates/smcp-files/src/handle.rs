@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use smcp_proto::ext::files::FileDigest;
 
-use crate::error::StoreError;
+use crate::error::FileStoreError;
 use crate::meta::FileMeta;
 use crate::store::FileStore;
 
@@ -88,7 +88,7 @@ impl FileHandle {
     }
 
     /// The bytes as a stream.
-    pub async fn stream(&self) -> Result<ByteStream, StoreError> {
+    pub async fn stream(&self) -> Result<ByteStream, FileStoreError> {
         match &self.source {
             Source::Inline(bytes) => {
                 let bytes = bytes.clone();
@@ -101,13 +101,15 @@ impl FileHandle {
     }
 
     /// Reads at most `limit` bytes into memory (for small files only).
-    pub async fn read_to_vec(&self, limit: u64) -> Result<Vec<u8>, StoreError> {
+    pub async fn read_to_vec(&self, limit: u64) -> Result<Vec<u8>, FileStoreError> {
         let mut out = Vec::with_capacity(self.size.min(limit) as usize);
         let mut stream = self.stream().await?;
         while let Some(chunk) = stream.next().await {
             let chunk = chunk?;
             if (out.len() + chunk.len()) as u64 > limit {
-                return Err(StoreError::Io(format!("file larger than {limit} bytes")));
+                return Err(FileStoreError::Io(format!(
+                    "file larger than {limit} bytes"
+                )));
             }
             out.extend_from_slice(&chunk);
         }

@@ -36,7 +36,7 @@ use crate::error::FileError;
 use crate::meta::FileMeta;
 use crate::service::{Files, sniff_head};
 use crate::sniff;
-use crate::token::{self, Claims, Direction, Route, TokenError};
+use crate::token::{self, Claims, Direction, Route, TransferTokenError};
 
 impl Files {
     /// The data-plane routes, mounted at the configured prefix.
@@ -88,14 +88,14 @@ fn redeemed() -> Response {
     ))
 }
 
-fn token_refusal(e: TokenError) -> Response {
+fn token_refusal(e: TransferTokenError) -> Response {
     match e {
-        TokenError::Expired => refuse(
+        TransferTokenError::Expired => refuse(
             StatusCode::GONE,
             FileErrorReason::DescriptorExpired,
             "descriptor expired",
         ),
-        TokenError::WrongRoute => refuse(
+        TransferTokenError::WrongRoute => refuse(
             StatusCode::FORBIDDEN,
             FileErrorReason::FileUnavailable,
             "invalid descriptor for this upload route",
@@ -302,7 +302,7 @@ where
     }
     let mut staged = match files.inner.store.stage_upload(&claims.fid).await {
         Ok(s) => s,
-        Err(crate::StoreError::AlreadyExists) => return redeemed(),
+        Err(crate::FileStoreError::AlreadyExists) => return redeemed(),
         Err(e) => return refuse_file(&FileError::from(e)),
     };
     let mut hasher = DigestBuilder::new();
@@ -387,7 +387,7 @@ where
             inert(&mut response);
             response
         }
-        Err(crate::StoreError::AlreadyExists) => redeemed(),
+        Err(crate::FileStoreError::AlreadyExists) => redeemed(),
         Err(e) => refuse_file(&FileError::from(e)),
     }
 }

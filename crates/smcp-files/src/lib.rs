@@ -40,7 +40,9 @@ pub mod store;
 mod stream;
 pub mod token;
 
-pub use error::{FileError, StoreError};
+#[allow(deprecated)]
+pub use error::StoreError;
+pub use error::{FileError, FileStoreError};
 pub use extension::{FileArgs, FilesExtension, FilesToolCall, file_error_result};
 pub use handle::{ByteStream, FileHandle};
 pub use meta::FileMeta;
@@ -53,4 +55,6 @@ pub use service::{
     UploadStyle,
 };
 pub use store::{FileStore, LocalFileStore, ObjectStoreFileStore, StagedFile};
-pub use token::{Claims, Direction, Route, TokenError};
+#[allow(deprecated)]
+pub use token::TokenError;
+pub use token::{Claims, Direction, Route, TransferTokenError};

@@ -3,7 +3,7 @@
 //! A write is staged ([`FileStore::stage`]), fed chunk by chunk, then either committed with
 //! its verified [`FileMeta`] or aborted. Nothing is visible before the commit; dropping a
 //! staged write (a dropped connection) removes it. Committing an id twice fails with
-//! [`StoreError::AlreadyExists`], which is what makes upload tickets single use; an upload
+//! [`FileStoreError::AlreadyExists`], which is what makes upload tickets single use; an upload
 //! is staged with [`FileStore::stage_upload`], which also refuses a second upload of the same
 //! id while the first is still running, so racing uploads to one descriptor cannot both write
 //! a blob (exactly one commits, the other is refused before it stores anything).
@@ -18,12 +18,17 @@ use futures_util::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 use tokio::io::AsyncWriteExt;
 
-use crate::error::StoreError;
+use crate::error::FileStoreError;
 use crate::meta::FileMeta;
 use crate::stream::ByteStream;
 
-/// A boxed future borrowing `'a`.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future borrowing `'a` (the store's methods borrow `self` and their arguments),
+/// unlike `smcp_server::tools::BoxFuture`, which is `'static`.
+pub type BorrowedFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The old name of [`BorrowedFuture`].
+#[deprecated(note = "renamed to `BorrowedFuture` (smcp_server's `BoxFuture` is the 'static one)")]
+pub type BoxFuture<'a, T> = BorrowedFuture<'a, T>;
 
 /// What garbage collection removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -39,51 +44,64 @@ pub struct GcReport {
 /// A storage backend for file bytes and metadata.
 pub trait FileStore: Send + Sync + std::fmt::Debug + 'static {
     /// Starts a staged (invisible) write.
-    fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>>;
-    /// Starts the staged write of the upload of file `id`: [`StoreError::AlreadyExists`] when
+    fn stage(&self) -> BorrowedFuture<'_, Result<Box<dyn StagedFile>, FileStoreError>>;
+    /// Starts the staged write of the upload of file `id`: [`FileStoreError::AlreadyExists`] when
     /// `id` is committed or another upload of it is in progress. The default checks for a
     /// committed record only; stores that can claim an id atomically override it.
     fn stage_upload<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
+    ) -> BorrowedFuture<'a, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(async move {
             if self.meta(id).await?.is_some() {
-                return Err(StoreError::AlreadyExists);
+                return Err(FileStoreError::AlreadyExists);
             }
             self.stage().await
         })
     }
     /// Reads a file's metadata; `Ok(None)` when unknown.
-    fn meta<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<FileMeta>, StoreError>>;
+    fn meta<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BorrowedFuture<'a, Result<Option<FileMeta>, FileStoreError>>;
     /// Streams a committed file's bytes.
-    fn open<'a>(&'a self, meta: &'a FileMeta) -> BoxFuture<'a, Result<ByteStream, StoreError>>;
+    fn open<'a>(
+        &'a self,
+        meta: &'a FileMeta,
+    ) -> BorrowedFuture<'a, Result<ByteStream, FileStoreError>>;
     /// Deletes a file record (its blob goes at the next GC when unreferenced).
-    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn delete<'a>(&'a self, id: &'a str) -> BorrowedFuture<'a, Result<(), FileStoreError>>;
     /// Every file record, for GC and listing.
-    fn list(&self) -> BoxFuture<'_, Result<Vec<FileMeta>, StoreError>>;
+    fn list(&self) -> BorrowedFuture<'_, Result<Vec<FileMeta>, FileStoreError>>;
     /// Deletes expired records, unreferenced blobs and staging objects older than
     /// `now - grace` seconds.
-    fn collect_garbage(&self, now: u64, grace: u64) -> BoxFuture<'_, Result<GcReport, StoreError>>;
+    fn collect_garbage(
+        &self,
+        now: u64,
+        grace: u64,
+    ) -> BorrowedFuture<'_, Result<GcReport, FileStoreError>>;
 }
 
 /// A staged write. Dropping it without [`StagedFile::commit`] discards the bytes.
 pub trait StagedFile: Send {
     /// Appends bytes.
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn write<'a>(&'a mut self, chunk: Bytes) -> BorrowedFuture<'a, Result<(), FileStoreError>>;
     /// Makes the bytes visible under `meta.id` (the local store content-addresses them by
     /// `meta.digest`; an object store names them in `meta.blob`).
-    fn commit(self: Box<Self>, meta: FileMeta) -> BoxFuture<'static, Result<(), StoreError>>;
+    fn commit(
+        self: Box<Self>,
+        meta: FileMeta,
+    ) -> BorrowedFuture<'static, Result<(), FileStoreError>>;
     /// Discards the bytes now.
-    fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
+    fn abort(self: Box<Self>) -> BorrowedFuture<'static, ()>;
 }
 
-fn meta_json(meta: &FileMeta) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(meta).map_err(|e| StoreError::Io(e.to_string()))
+fn meta_json(meta: &FileMeta) -> Result<Vec<u8>, FileStoreError> {
+    serde_json::to_vec(meta).map_err(|e| FileStoreError::Io(e.to_string()))
 }
 
-fn parse_meta(bytes: &[u8]) -> Result<FileMeta, StoreError> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::Io(format!("corrupt metadata: {e}")))
+fn parse_meta(bytes: &[u8]) -> Result<FileMeta, FileStoreError> {
+    serde_json::from_slice(bytes).map_err(|e| FileStoreError::Io(format!("corrupt metadata: {e}")))
 }
 
 /// Local disk: `root/blobs/<digest>`, `root/files/<id>.json`, `root/tmp/*`.
@@ -114,13 +132,13 @@ struct Quota {
 
 impl Quota {
     /// Reserves `n` bytes, or refuses like a full disk.
-    fn take(&self, n: u64) -> Result<(), StoreError> {
+    fn take(&self, n: u64) -> Result<(), FileStoreError> {
         use std::sync::atomic::Ordering;
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let next = used.saturating_add(n);
             if next > self.limit {
-                return Err(StoreError::Io(format!(
+                return Err(FileStoreError::Io(format!(
                     "store quota of {} bytes is full",
                     self.limit
                 )));
@@ -148,7 +166,7 @@ impl Quota {
 impl LocalFileStore {
     /// Opens (creating) a store under `root`, and deletes what killed uploads left in `tmp/`
     /// (entries no live process holds locked).
-    pub fn open(root: impl Into<PathBuf>) -> Result<Self, StoreError> {
+    pub fn open(root: impl Into<PathBuf>) -> Result<Self, FileStoreError> {
         let root = root.into();
         for dir in ["blobs", "files", "tmp"] {
             std::fs::create_dir_all(root.join(dir))?;
@@ -162,7 +180,7 @@ impl LocalFileStore {
 
     /// Bounds the bytes the store holds (blobs plus uploads being staged) to `limit`: a write
     /// beyond it fails as a full disk does (`storeFull`). Counts the blobs already there.
-    pub fn with_quota(mut self, limit: u64) -> Result<Self, StoreError> {
+    pub fn with_quota(mut self, limit: u64) -> Result<Self, FileStoreError> {
         let mut used = 0u64;
         for entry in std::fs::read_dir(self.root.join("blobs"))? {
             used = used.saturating_add(entry?.metadata()?.len());
@@ -189,11 +207,14 @@ impl LocalFileStore {
 
     /// A staged write in `tmp/`, locked for as long as it lives; `claim` is the upload claim
     /// it carries (released when the staged write ends).
-    async fn stage_with(&self, claim: Option<Claim>) -> Result<Box<dyn StagedFile>, StoreError> {
+    async fn stage_with(
+        &self,
+        claim: Option<Claim>,
+    ) -> Result<Box<dyn StagedFile>, FileStoreError> {
         let path = self.root.join("tmp").join(random_name::<16>()?);
         let (file, lock) = {
             let path = path.clone();
-            tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
+            tokio::task::spawn_blocking(move || -> Result<_, FileStoreError> {
                 let file = std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
@@ -203,7 +224,7 @@ impl LocalFileStore {
                 Ok((file, lock))
             })
             .await
-            .map_err(|e| StoreError::Io(e.to_string()))??
+            .map_err(|e| FileStoreError::Io(e.to_string()))??
         };
         Ok(Box::new(LocalStaged {
             file: Some(tokio::io::BufWriter::with_capacity(
@@ -221,10 +242,10 @@ impl LocalFileStore {
 }
 
 /// Takes the exclusive lock of a `tmp/` entry; an entry is in use exactly while locked.
-fn lock_exclusive(file: &std::fs::File, path: &Path) -> Result<(), StoreError> {
+fn lock_exclusive(file: &std::fs::File, path: &Path) -> Result<(), FileStoreError> {
     match file.try_lock() {
         Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Io(format!(
+        Err(std::fs::TryLockError::WouldBlock) => Err(FileStoreError::Io(format!(
             "{} is locked by another process",
             path.display()
         ))),
@@ -233,7 +254,7 @@ fn lock_exclusive(file: &std::fs::File, path: &Path) -> Result<(), StoreError> {
 }
 
 /// Deletes the entries of `tmp` that no process holds locked; returns how many.
-fn clean_abandoned(tmp: &Path) -> Result<usize, StoreError> {
+fn clean_abandoned(tmp: &Path) -> Result<usize, FileStoreError> {
     let mut removed = 0;
     for entry in std::fs::read_dir(tmp)? {
         let path = entry?.path();
@@ -256,8 +277,8 @@ struct Claim {
 }
 
 impl Claim {
-    /// Claims `id` in `root`, or [`StoreError::AlreadyExists`] when another upload holds it.
-    fn take(root: &Path, id: &str) -> Result<Self, StoreError> {
+    /// Claims `id` in `root`, or [`FileStoreError::AlreadyExists`] when another upload holds it.
+    fn take(root: &Path, id: &str) -> Result<Self, FileStoreError> {
         let path = root.join("tmp").join(format!("{id}.claim"));
         let file = match std::fs::OpenOptions::new()
             .write(true)
@@ -266,7 +287,7 @@ impl Claim {
         {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(StoreError::AlreadyExists);
+                return Err(FileStoreError::AlreadyExists);
             }
             Err(e) => return Err(e.into()),
         };
@@ -310,12 +331,12 @@ impl Drop for LocalStaged {
 }
 
 impl StagedFile for LocalStaged {
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn write<'a>(&'a mut self, chunk: Bytes) -> BorrowedFuture<'a, Result<(), FileStoreError>> {
         Box::pin(async move {
             let file = self
                 .file
                 .as_mut()
-                .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
+                .ok_or_else(|| FileStoreError::Io("staged file closed".into()))?;
             if let Some(q) = &self.quota {
                 q.take(chunk.len() as u64)?;
                 self.written += chunk.len() as u64;
@@ -325,25 +346,28 @@ impl StagedFile for LocalStaged {
         })
     }
 
-    fn commit(mut self: Box<Self>, meta: FileMeta) -> BoxFuture<'static, Result<(), StoreError>> {
+    fn commit(
+        mut self: Box<Self>,
+        meta: FileMeta,
+    ) -> BorrowedFuture<'static, Result<(), FileStoreError>> {
         Box::pin(async move {
             let mut file = self
                 .file
                 .take()
-                .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
+                .ok_or_else(|| FileStoreError::Io("staged file closed".into()))?;
             file.flush().await?;
             file.get_mut().sync_all().await?;
             drop(file);
             let tmp = self
                 .path
                 .take()
-                .ok_or_else(|| StoreError::Io("staged file closed".into()))?;
+                .ok_or_else(|| FileStoreError::Io("staged file closed".into()))?;
             let root = self.root.clone();
             let json = meta_json(&meta)?;
             let committed =
                 tokio::task::spawn_blocking(move || commit_local(&root, &tmp, &meta, &json))
                     .await
-                    .map_err(|e| StoreError::Io(e.to_string()))?;
+                    .map_err(|e| FileStoreError::Io(e.to_string()))?;
             // The bytes now count as a blob, unless an identical blob was there already.
             if let Ok(true) = committed {
                 self.written = 0;
@@ -354,7 +378,7 @@ impl StagedFile for LocalStaged {
         })
     }
 
-    fn abort(self: Box<Self>) -> BoxFuture<'static, ()> {
+    fn abort(self: Box<Self>) -> BorrowedFuture<'static, ()> {
         drop(self);
         Box::pin(async {})
     }
@@ -362,12 +386,17 @@ impl StagedFile for LocalStaged {
 
 /// Moves the staged bytes into `blobs/` and links the record; `Ok(true)` when the blob is new
 /// (not an identical one already stored).
-fn commit_local(root: &Path, tmp: &Path, meta: &FileMeta, json: &[u8]) -> Result<bool, StoreError> {
+fn commit_local(
+    root: &Path,
+    tmp: &Path,
+    meta: &FileMeta,
+    json: &[u8],
+) -> Result<bool, FileStoreError> {
     use std::io::Write as _;
     let final_meta = root.join("files").join(format!("{}.json", meta.id));
     if final_meta.exists() {
         let _ = std::fs::remove_file(tmp);
-        return Err(StoreError::AlreadyExists);
+        return Err(FileStoreError::AlreadyExists);
     }
     let blob = root.join("blobs").join(&meta.digest.value);
     let new_blob = !blob.exists();
@@ -410,32 +439,35 @@ fn mtime_secs(md: &std::fs::Metadata) -> u64 {
 }
 
 impl FileStore for LocalFileStore {
-    fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
+    fn stage(&self) -> BorrowedFuture<'_, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(self.stage_with(None))
     }
 
     fn stage_upload<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
+    ) -> BorrowedFuture<'a, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(async move {
             if !FileMeta::valid_id(id) {
-                return Err(StoreError::NotFound);
+                return Err(FileStoreError::NotFound);
             }
             let root = self.root.clone();
             let owned = id.to_owned();
             let claim = tokio::task::spawn_blocking(move || Claim::take(&root, &owned))
                 .await
-                .map_err(|e| StoreError::Io(e.to_string()))??;
+                .map_err(|e| FileStoreError::Io(e.to_string()))??;
             // Claimed: no other upload of `id` runs now; one that finished has its record.
             if self.meta(id).await?.is_some() {
-                return Err(StoreError::AlreadyExists);
+                return Err(FileStoreError::AlreadyExists);
             }
             self.stage_with(Some(claim)).await
         })
     }
 
-    fn meta<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<FileMeta>, StoreError>> {
+    fn meta<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BorrowedFuture<'a, Result<Option<FileMeta>, FileStoreError>> {
         Box::pin(async move {
             if !FileMeta::valid_id(id) {
                 return Ok(None);
@@ -448,7 +480,10 @@ impl FileStore for LocalFileStore {
         })
     }
 
-    fn open<'a>(&'a self, meta: &'a FileMeta) -> BoxFuture<'a, Result<ByteStream, StoreError>> {
+    fn open<'a>(
+        &'a self,
+        meta: &'a FileMeta,
+    ) -> BorrowedFuture<'a, Result<ByteStream, FileStoreError>> {
         Box::pin(async move {
             let file = tokio::fs::File::open(self.blob_path(&meta.digest.value)).await?;
             let stream = tokio_util::io::ReaderStream::with_capacity(file, 64 * 1024);
@@ -456,7 +491,7 @@ impl FileStore for LocalFileStore {
         })
     }
 
-    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, id: &'a str) -> BorrowedFuture<'a, Result<(), FileStoreError>> {
         Box::pin(async move {
             match tokio::fs::remove_file(self.meta_path(id)).await {
                 Ok(()) => Ok(()),
@@ -466,7 +501,7 @@ impl FileStore for LocalFileStore {
         })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<FileMeta>, StoreError>> {
+    fn list(&self) -> BorrowedFuture<'_, Result<Vec<FileMeta>, FileStoreError>> {
         Box::pin(async move {
             let mut out = Vec::new();
             let mut dir = tokio::fs::read_dir(self.root.join("files")).await?;
@@ -481,7 +516,11 @@ impl FileStore for LocalFileStore {
         })
     }
 
-    fn collect_garbage(&self, now: u64, grace: u64) -> BoxFuture<'_, Result<GcReport, StoreError>> {
+    fn collect_garbage(
+        &self,
+        now: u64,
+        grace: u64,
+    ) -> BorrowedFuture<'_, Result<GcReport, FileStoreError>> {
         Box::pin(async move {
             let mut report = GcReport::default();
             let mut live = std::collections::HashSet::new();
@@ -558,14 +597,14 @@ fn os_path(dir: &str, name: &str) -> object_store::path::Path {
 
 /// Where a record's bytes are: the object it names (`blobs/<32 hex digits>`, nothing else),
 /// or `blobs/<digest>` for a record that names none.
-fn blob_path(meta: &FileMeta) -> Result<object_store::path::Path, StoreError> {
+fn blob_path(meta: &FileMeta) -> Result<object_store::path::Path, FileStoreError> {
     match &meta.blob {
         None => Ok(os_path("blobs", &meta.digest.value)),
         Some(key) => match key.strip_prefix("blobs/") {
             Some(name) if name.len() == 32 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
                 Ok(os_path("blobs", name))
             }
-            _ => Err(StoreError::Io(format!(
+            _ => Err(FileStoreError::Io(format!(
                 "corrupt metadata: record {} names an object outside blobs/",
                 meta.id
             ))),
@@ -606,12 +645,12 @@ impl Drop for ObjectStaged {
 }
 
 impl StagedFile for ObjectStaged {
-    fn write<'a>(&'a mut self, chunk: Bytes) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn write<'a>(&'a mut self, chunk: Bytes) -> BorrowedFuture<'a, Result<(), FileStoreError>> {
         Box::pin(async move {
             let writer = self
                 .writer
                 .as_mut()
-                .ok_or_else(|| StoreError::Io("staged object closed".into()))?;
+                .ok_or_else(|| FileStoreError::Io("staged object closed".into()))?;
             writer.put(chunk).await?;
             Ok(())
         })
@@ -620,24 +659,24 @@ impl StagedFile for ObjectStaged {
     fn commit(
         mut self: Box<Self>,
         mut meta: FileMeta,
-    ) -> BoxFuture<'static, Result<(), StoreError>> {
+    ) -> BorrowedFuture<'static, Result<(), FileStoreError>> {
         Box::pin(async move {
             let mut writer = self
                 .writer
                 .take()
-                .ok_or_else(|| StoreError::Io("staged object closed".into()))?;
+                .ok_or_else(|| FileStoreError::Io("staged object closed".into()))?;
             let store = self.store.clone();
             let object = self.path.clone();
             let record = os_path("files", &format!("{}.json", meta.id));
             if store.head(&record).await.is_ok() {
                 let _ = writer.abort().await;
-                return Err(StoreError::AlreadyExists);
+                return Err(FileStoreError::AlreadyExists);
             }
             // The object appears now, verified; it is the file once the record names it.
             writer
                 .shutdown()
                 .await
-                .map_err(|e| StoreError::Io(e.to_string()))?;
+                .map_err(|e| FileStoreError::Io(e.to_string()))?;
             meta.blob = Some(object.to_string());
             let json = meta_json(&meta)?;
             let created = store
@@ -652,7 +691,7 @@ impl StagedFile for ObjectStaged {
         })
     }
 
-    fn abort(mut self: Box<Self>) -> BoxFuture<'static, ()> {
+    fn abort(mut self: Box<Self>) -> BorrowedFuture<'static, ()> {
         let writer = self.writer.take();
         let claim = self.claim.take();
         let store = self.store.clone();
@@ -670,7 +709,10 @@ impl StagedFile for ObjectStaged {
 }
 
 impl ObjectStoreFileStore {
-    fn staged(&self, claim: Option<object_store::path::Path>) -> Result<ObjectStaged, StoreError> {
+    fn staged(
+        &self,
+        claim: Option<object_store::path::Path>,
+    ) -> Result<ObjectStaged, FileStoreError> {
         let path = os_path("blobs", &random_name::<16>()?);
         let writer = object_store::buffered::BufWriter::new(self.store.clone(), path.clone());
         Ok(ObjectStaged {
@@ -683,17 +725,17 @@ impl ObjectStoreFileStore {
 }
 
 impl FileStore for ObjectStoreFileStore {
-    fn stage(&self) -> BoxFuture<'_, Result<Box<dyn StagedFile>, StoreError>> {
+    fn stage(&self) -> BorrowedFuture<'_, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(async move { Ok(Box::new(self.staged(None)?) as Box<dyn StagedFile>) })
     }
 
     fn stage_upload<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Box<dyn StagedFile>, StoreError>> {
+    ) -> BorrowedFuture<'a, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(async move {
             if !FileMeta::valid_id(id) {
-                return Err(StoreError::NotFound);
+                return Err(FileStoreError::NotFound);
             }
             let claim = os_path("tmp", &format!("{id}.claim"));
             self.store
@@ -709,13 +751,16 @@ impl FileStore for ObjectStoreFileStore {
             };
             if self.meta(id).await?.is_some() {
                 staged.abort_now().await;
-                return Err(StoreError::AlreadyExists);
+                return Err(FileStoreError::AlreadyExists);
             }
             Ok(Box::new(staged) as Box<dyn StagedFile>)
         })
     }
 
-    fn meta<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<FileMeta>, StoreError>> {
+    fn meta<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BorrowedFuture<'a, Result<Option<FileMeta>, FileStoreError>> {
         Box::pin(async move {
             if !FileMeta::valid_id(id) {
                 return Ok(None);
@@ -732,7 +777,10 @@ impl FileStore for ObjectStoreFileStore {
         })
     }
 
-    fn open<'a>(&'a self, meta: &'a FileMeta) -> BoxFuture<'a, Result<ByteStream, StoreError>> {
+    fn open<'a>(
+        &'a self,
+        meta: &'a FileMeta,
+    ) -> BorrowedFuture<'a, Result<ByteStream, FileStoreError>> {
         Box::pin(async move {
             let result = self.store.get(&blob_path(meta)?).await?;
             let stream = result
@@ -742,7 +790,7 @@ impl FileStore for ObjectStoreFileStore {
         })
     }
 
-    fn delete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    fn delete<'a>(&'a self, id: &'a str) -> BorrowedFuture<'a, Result<(), FileStoreError>> {
         Box::pin(async move {
             match self
                 .store
@@ -755,7 +803,7 @@ impl FileStore for ObjectStoreFileStore {
         })
     }
 
-    fn list(&self) -> BoxFuture<'_, Result<Vec<FileMeta>, StoreError>> {
+    fn list(&self) -> BorrowedFuture<'_, Result<Vec<FileMeta>, FileStoreError>> {
         Box::pin(async move {
             let prefix = object_store::path::Path::from("files");
             let objects: Vec<_> = self.store.list(Some(&prefix)).try_collect().await?;
@@ -772,7 +820,11 @@ impl FileStore for ObjectStoreFileStore {
         })
     }
 
-    fn collect_garbage(&self, now: u64, grace: u64) -> BoxFuture<'_, Result<GcReport, StoreError>> {
+    fn collect_garbage(
+        &self,
+        now: u64,
+        grace: u64,
+    ) -> BorrowedFuture<'_, Result<GcReport, FileStoreError>> {
         Box::pin(async move {
             let mut report = GcReport::default();
             let mut live = std::collections::HashSet::new();

@@ -6,7 +6,7 @@
 //! principal, expiry, and for uploads the expected size/digest and the metadata to commit),
 //! so any instance holding the key ring verifies and serves a token another one minted.
 //! Upload tokens are single use because the file id can be committed only once
-//! ([`crate::StoreError::AlreadyExists`]); no replay cache is needed.
+//! ([`crate::FileStoreError::AlreadyExists`]); no replay cache is needed.
 
 use serde::{Deserialize, Serialize};
 use smcp_proto::ext::files::FileDigest;
@@ -69,9 +69,9 @@ pub struct Claims {
     pub via: Option<Route>,
 }
 
-/// Why a token was refused.
+/// Why a file-transfer token (the one in an upload or download descriptor) was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum TokenError {
+pub enum TransferTokenError {
     /// Not three base64url parts or bad JSON.
     #[error("malformed token")]
     Malformed,
@@ -90,6 +90,12 @@ pub enum TokenError {
     WrongRoute,
 }
 
+/// The old name of [`TransferTokenError`].
+#[deprecated(
+    note = "renamed to `TransferTokenError` (smcp_server's `TokenError` is about bearer tokens)"
+)]
+pub type TokenError = TransferTokenError;
+
 /// The key-ring purpose of transfer tokens (see `smcp_server::keys`).
 pub const PURPOSE: &str = "files-transfer";
 
@@ -107,26 +113,32 @@ pub fn verify_upload(
     token: &str,
     route: Route,
     now: u64,
-) -> Result<Claims, TokenError> {
+) -> Result<Claims, TransferTokenError> {
     let claims = verify(ring, token, Direction::Upload, now)?;
     if claims.via != Some(route) {
-        return Err(TokenError::WrongRoute);
+        return Err(TransferTokenError::WrongRoute);
     }
     Ok(claims)
 }
 
 /// Verifies a token's signature, direction and expiry at `now` (Unix seconds).
-pub fn verify(ring: &KeyRing, token: &str, dir: Direction, now: u64) -> Result<Claims, TokenError> {
+pub fn verify(
+    ring: &KeyRing,
+    token: &str,
+    dir: Direction,
+    now: u64,
+) -> Result<Claims, TransferTokenError> {
     let json = ring.verify(PURPOSE, token).map_err(|e| match e {
-        OpenError::Malformed => TokenError::Malformed,
-        _ => TokenError::BadSignature,
+        OpenError::Malformed => TransferTokenError::Malformed,
+        _ => TransferTokenError::BadSignature,
     })?;
-    let claims: Claims = serde_json::from_slice(&json).map_err(|_| TokenError::Malformed)?;
+    let claims: Claims =
+        serde_json::from_slice(&json).map_err(|_| TransferTokenError::Malformed)?;
     if claims.dir != dir {
-        return Err(TokenError::WrongDirection);
+        return Err(TransferTokenError::WrongDirection);
     }
     if now >= claims.exp {
-        return Err(TokenError::Expired);
+        return Err(TransferTokenError::Expired);
     }
     Ok(claims)
 }
@@ -167,11 +179,11 @@ mod tests {
         );
         assert_eq!(
             verify(&ring, &t, Direction::Upload, 100),
-            Err(TokenError::Expired)
+            Err(TransferTokenError::Expired)
         );
         assert_eq!(
             verify(&ring, &t, Direction::Download, 1),
-            Err(TokenError::WrongDirection)
+            Err(TransferTokenError::WrongDirection)
         );
         // Forged: claims changed, tag kept.
         let mut forged = claims(Direction::Upload);
@@ -182,12 +194,12 @@ mod tests {
         let forged = format!("{}.{forged_payload}.{}", parts[0], parts[2]);
         assert_eq!(
             verify(&ring, &forged, Direction::Upload, 1),
-            Err(TokenError::BadSignature)
+            Err(TransferTokenError::BadSignature)
         );
         // Another ring's key under the same id.
         assert_eq!(
             verify(&self::ring("k1", 2), &t, Direction::Upload, 1),
-            Err(TokenError::BadSignature)
+            Err(TransferTokenError::BadSignature)
         );
         // Rotation: a ring that signs with k2 still verifies k1's tokens.
         let rotated = KeyRing::new(smcp_server::Key::new("k2", [2; 32]).unwrap())
@@ -197,17 +209,17 @@ mod tests {
         assert!(verify_upload(&ring, &t, Route::Put, 1).is_ok());
         assert_eq!(
             verify_upload(&ring, &t, Route::Form, 1),
-            Err(TokenError::WrongRoute)
+            Err(TransferTokenError::WrongRoute)
         );
         let mut unbound = claims(Direction::Upload);
         unbound.via = None;
         assert_eq!(
             verify_upload(&ring, &sign(&ring, &unbound), Route::Put, 1),
-            Err(TokenError::WrongRoute)
+            Err(TransferTokenError::WrongRoute)
         );
         assert_eq!(
             verify(&ring, "nonsense", Direction::Upload, 1),
-            Err(TokenError::Malformed)
+            Err(TransferTokenError::Malformed)
         );
         // A value the ring signed for another purpose is not a transfer token.
         let foreign = ring.sign(
@@ -216,7 +228,7 @@ mod tests {
         );
         assert_eq!(
             verify(&ring, &foreign, Direction::Upload, 1),
-            Err(TokenError::BadSignature)
+            Err(TransferTokenError::BadSignature)
         );
     }
 }

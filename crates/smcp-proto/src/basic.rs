@@ -5,20 +5,18 @@
 //! `number` are `f64` in Rust and are written back in their shortest form (`50`, not `50.0`), so a
 //! document survives a parse/serialize round trip unchanged.
 
-use serde::de;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::capabilities::ClientCapabilities;
+pub use crate::json::JsonObject;
+use crate::json::{num, open_string_enum};
 
 /// A `_meta` object: free-form, keyed by (optionally prefixed) names (`basic/index.mdx` §_meta).
 pub type Meta = Map<String, Value>;
 
-/// A JSON object (`schema.ts` `JSONObject`), kept verbatim.
-pub type JsonObject = Map<String, Value>;
-
 /// A progress token: a string or a number, preserved exactly (same wire shape as a request id).
-pub type ProgressToken = crate::jsonrpc::RequestId;
+pub type ProgressToken = crate::jsonrpc::id::RequestId;
 
 /// An opaque pagination cursor. An empty string is a real cursor, not "end of list".
 pub type Cursor = String;
@@ -95,58 +93,6 @@ pub struct NotificationParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
-
-/// Generates a string enum with known values plus `Other(String)` for forward compatibility.
-macro_rules! open_string_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $wire:literal,)* }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vm])* $variant,)*
-            /// A value this crate does not know, kept verbatim.
-            Other(String),
-        }
-
-        impl $name {
-            /// The wire string.
-            pub fn as_str(&self) -> &str {
-                match self {
-                    $(Self::$variant => $wire,)*
-                    Self::Other(s) => s,
-                }
-            }
-        }
-
-        impl From<&str> for $name {
-            fn from(s: &str) -> Self {
-                match s {
-                    $($wire => Self::$variant,)*
-                    other => Self::Other(other.to_owned()),
-                }
-            }
-        }
-
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl ::serde::Serialize for $name {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str(self.as_str())
-            }
-        }
-
-        impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let s = <String as ::serde::Deserialize>::deserialize(deserializer)?;
-                Ok(Self::from(s.as_str()))
-            }
-        }
-    };
-}
-pub(crate) use open_string_enum;
 
 open_string_enum! {
     /// `resultType` of every result (`basic/index.mdx` §ResultType).
@@ -347,62 +293,6 @@ pub struct Annotations {
     /// ISO 8601 timestamp of the last modification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
-}
-
-/// Serializers that write an integral `f64` as a JSON integer (`50` rather than `50.0`).
-pub(crate) mod num {
-    use serde::Serializer;
-
-    /// The largest integer below which every integral f64 is exact.
-    const EXACT: f64 = 9_007_199_254_740_992.0;
-
-    #[allow(clippy::cast_possible_truncation)]
-    pub(crate) fn f64<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        let v = *v;
-        if v.fract() == 0.0 && v.abs() < EXACT {
-            // Exact: |v| < 2^53 and integral, so the cast loses nothing.
-            s.serialize_i64(v as i64)
-        } else {
-            s.serialize_f64(v)
-        }
-    }
-
-    #[allow(clippy::ref_option)]
-    pub(crate) fn opt_f64<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(v) => f64(v, s),
-            None => s.serialize_none(),
-        }
-    }
-}
-
-/// Reads `value[key]` as a string, for hand-written dispatch on a discriminator member.
-/// Reads a struct only from a JSON object (serde's derived structs also accept arrays).
-pub(crate) fn object_only<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: de::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    struct ObjectOnly<T>(std::marker::PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for ObjectOnly<T> {
-        type Value = T;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-            T::deserialize(de::value::MapAccessDeserializer::new(map))
-        }
-    }
-    deserializer.deserialize_map(ObjectOnly(std::marker::PhantomData))
-}
-
-pub(crate) fn str_member<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
-/// Deserializes `T` from an owned value, mapping the error into `E`.
-pub(crate) fn from_value<T: de::DeserializeOwned, E: de::Error>(value: Value) -> Result<T, E> {
-    serde_json::from_value(value).map_err(E::custom)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::basic::JsonObject;
+use crate::json::JsonObject;
 
 /// Capabilities a client declares on each request in
 /// `_meta["io.modelcontextprotocol/clientCapabilities"]`. `{}` means nothing optional.

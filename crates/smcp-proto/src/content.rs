@@ -12,7 +12,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::basic::{Annotations, Icon, Meta, from_value, str_member};
+use crate::basic::{Annotations, Icon, Meta};
+use crate::json::{from_value, str_member};
 
 /// Text content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -47,6 +47,7 @@ pub mod ext;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod header;
+mod json;
 pub mod jsonrpc;
 pub mod messages;
 pub mod meta;

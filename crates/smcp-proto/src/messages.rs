@@ -7,7 +7,7 @@
 //! `InputRequiredResult`.
 
 use crate::basic::{NotificationParams, RequestParams};
-use crate::jsonrpc::{ErrorResponse, Notification, Request, ResultResponse};
+use crate::jsonrpc::envelope::{ErrorResponse, Notification, Request, ResultResponse};
 use crate::patterns::cancellation::CancelledNotificationParams;
 use crate::patterns::mrtr::ResultOrInputRequired;
 use crate::patterns::progress::ProgressNotificationParams;

@@ -25,7 +25,7 @@ use tracing::Instrument as _;
 use crate::core::{Core, topic};
 use crate::registry::Runner;
 use crate::runner::{self, Running};
-use crate::store::{MemoryTaskStore, StoreError, TaskRecord, TaskStore, new_task_id};
+use crate::store::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError, new_task_id};
 use crate::support::{TaskMode, TaskSupport};
 
 /// Default [`TasksBuilder::ttl`]: one hour.
@@ -224,16 +224,16 @@ fn to_map<T: serde::Serialize>(value: &T) -> Result<Map<String, Value>, ErrorObj
 }
 
 /// The error for a task the request cannot reach.
-fn task_error(action: &str, error: &StoreError) -> ErrorObject {
+fn task_error(action: &str, error: &TaskStoreError) -> ErrorObject {
     match error {
-        StoreError::NotFound | StoreError::Expired => {
+        TaskStoreError::NotFound | TaskStoreError::Expired => {
             ErrorObject::invalid_params(format!("Failed to {action} task: {error}"))
         }
-        StoreError::Full { limit } => {
+        TaskStoreError::Full { limit } => {
             ErrorObject::internal(format!("Failed to {action} task: {error}"))
                 .with_data(json!({ "limit": limit }))
         }
-        StoreError::Unavailable(_) => {
+        TaskStoreError::Unavailable(_) => {
             ErrorObject::internal(format!("Failed to {action} task: {error}"))
         }
     }

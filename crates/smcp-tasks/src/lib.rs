@@ -80,7 +80,10 @@ pub use extension::{
     DEFAULT_TTL, MAX_LISTEN_TASK_IDS, MAX_TASK_ID_LEN, TasksBuilder, TasksExtension, negotiated,
 };
 pub use smcp_proto::ext::tasks::EXTENSION_ID;
+#[allow(deprecated)]
+pub use store::StoreError;
 pub use store::{
-    DEFAULT_MAX_TASKS, MemoryTaskStore, Mutation, StoreError, TaskRecord, TaskStore, new_task_id,
+    DEFAULT_MAX_TASKS, MemoryTaskStore, Mutation, TaskRecord, TaskStore, TaskStoreError,
+    new_task_id,
 };
 pub use support::{TaskMode, TaskSupport, TaskToolExt};

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::core::Core;
-use crate::store::{StoreError, TaskRecord};
+use crate::store::{TaskRecord, TaskStoreError};
 
 /// A round's outcome, or the panic it ended with.
 pub(crate) type Caught = Result<ToolOutcome, Box<dyn Any + Send>>;
@@ -240,7 +240,7 @@ async fn wait_for_input(core: &Core, task: &Running, ir: InputRequired) -> Resul
             .await
         {
             Ok(record) => record,
-            Err(StoreError::Unavailable(_)) => continue,
+            Err(TaskStoreError::Unavailable(_)) => continue,
             Err(_) => return Err(Ending::Gone),
         };
         if record.cancel_requested {

@@ -110,10 +110,10 @@ impl TaskRecord {
     }
 }
 
-/// Why a store operation failed.
+/// Why an operation of the task store ([`TaskStore`]) failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum StoreError {
+pub enum TaskStoreError {
     /// No such task for this principal (also: another principal's task, so that existence
     /// never leaks).
     #[error("Task not found")]
@@ -132,6 +132,10 @@ pub enum StoreError {
     Unavailable(String),
 }
 
+/// The old name of [`TaskStoreError`].
+#[deprecated(note = "renamed to `TaskStoreError` (smcp_files' is `FileStoreError`)")]
+pub type StoreError = TaskStoreError;
+
 /// A change applied to one record, atomically (see [`TaskStore::update`]). `FnMut`: a shared
 /// store may apply it again after a concurrent write (compare-and-set).
 pub type Mutation = Box<dyn FnMut(&mut TaskRecord) + Send>;
@@ -142,12 +146,12 @@ pub type Mutation = Box<dyn FnMut(&mut TaskRecord) + Send>;
 ///
 /// * [`TaskStore::create`] is durable when it returns `Ok`: a [`TaskStore::get`] on any
 ///   instance finds the task (SEP-2663: a `CreateTaskResult` is never sent before `tasks/get`
-///   resolves it). It refuses with [`StoreError::Full`] rather than evict a live task.
+///   resolves it). It refuses with [`TaskStoreError::Full`] rather than evict a live task.
 /// * Task ids come from [`new_task_id`] (128 bits from the operating system's CSPRNG): they are
 ///   unguessable, and a store never lists them.
 /// * Every read and write names the principal: a task created for one principal is
-///   [`StoreError::NotFound`] for every other, exactly as an unknown id is.
-/// * A task past its TTL is [`StoreError::Expired`] (or, once forgotten, `NotFound`); a
+///   [`TaskStoreError::NotFound`] for every other, exactly as an unknown id is.
+/// * A task past its TTL is [`TaskStoreError::Expired`] (or, once forgotten, `NotFound`); a
 ///   result is kept until then.
 ///
 /// Object safe: share it as `Arc<dyn TaskStore>`. For several instances, either route every
@@ -157,14 +161,14 @@ pub type Mutation = Box<dyn FnMut(&mut TaskRecord) + Send>;
 /// anywhere reach the running handler within [`TaskStore::watch_interval`].
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task (durably, see the trait docs).
-    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), StoreError>>;
+    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), TaskStoreError>>;
 
     /// The task `task_id` as `principal` may see it.
     fn get(
         &self,
         task_id: &str,
         principal: Option<&str>,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>>;
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>>;
 
     /// Applies `mutation` to the task `task_id` of `principal` atomically and returns the
     /// record as it is afterwards.
@@ -173,7 +177,7 @@ pub trait TaskStore: Send + Sync + 'static {
         task_id: &str,
         principal: Option<&str>,
         mutation: Mutation,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>>;
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>>;
 
     /// How often a running task re-reads its record for writes made on other instances
     /// (answers, cancellation). `None` (the default) for a store only this instance writes:
@@ -190,13 +194,13 @@ impl fmt::Debug for dyn TaskStore {
 }
 
 /// A new task id: 128 bits from the operating system's CSPRNG, as 32 hex digits.
-pub fn new_task_id() -> Result<String, StoreError> {
-    keys::random_hex::<16>().map_err(|e| StoreError::Unavailable(e.to_string()))
+pub fn new_task_id() -> Result<String, TaskStoreError> {
+    keys::random_hex::<16>().map_err(|e| TaskStoreError::Unavailable(e.to_string()))
 }
 
 /// The default store: one process, bounded.
 ///
-/// At most `max_tasks` live tasks (creating one more is [`StoreError::Full`]; finished tasks
+/// At most `max_tasks` live tasks (creating one more is [`TaskStoreError::Full`]; finished tasks
 /// count until their TTL, so results are never dropped early). Expired tasks are purged as the
 /// store is used; their ids are remembered (without their state, at most `max_tasks` of them,
 /// for as long as their TTL was) so a late `tasks/get` says "expired" rather than "not found".
@@ -273,7 +277,7 @@ impl MemoryTaskStore {
         task_id: &str,
         principal: Option<&str>,
         f: impl FnOnce(&mut TaskRecord) -> T,
-    ) -> Result<T, StoreError> {
+    ) -> Result<T, TaskStoreError> {
         let now = self.now();
         let mut inner = self.lock();
         inner.sweep(now, self.max_tasks);
@@ -284,13 +288,13 @@ impl MemoryTaskStore {
         }
         if let Some(record) = inner.live.get_mut(task_id) {
             if record.principal.as_deref() != principal {
-                return Err(StoreError::NotFound);
+                return Err(TaskStoreError::NotFound);
             }
             return Ok(f(record));
         }
         match inner.expired.get(task_id) {
-            Some((owner, _)) if owner.as_deref() == principal => Err(StoreError::Expired),
-            _ => Err(StoreError::NotFound),
+            Some((owner, _)) if owner.as_deref() == principal => Err(TaskStoreError::Expired),
+            _ => Err(TaskStoreError::NotFound),
         }
     }
 }
@@ -343,7 +347,7 @@ impl Inner {
 }
 
 impl TaskStore for MemoryTaskStore {
-    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), StoreError>> {
+    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), TaskStoreError>> {
         let now = self.now();
         let result = {
             let mut inner = self.lock();
@@ -354,13 +358,13 @@ impl TaskStore for MemoryTaskStore {
                 inner.sweep(now, self.max_tasks);
             }
             if inner.live.len() >= self.max_tasks {
-                Err(StoreError::Full {
+                Err(TaskStoreError::Full {
                     limit: self.max_tasks,
                 })
             } else if inner.live.contains_key(&record.task_id)
                 || inner.expired.contains_key(&record.task_id)
             {
-                Err(StoreError::Unavailable("task id collision".to_owned()))
+                Err(TaskStoreError::Unavailable("task id collision".to_owned()))
             } else {
                 inner.live.insert(record.task_id.clone(), record);
                 Ok(())
@@ -373,7 +377,7 @@ impl TaskStore for MemoryTaskStore {
         &self,
         task_id: &str,
         principal: Option<&str>,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>> {
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>> {
         let result = self.with_record(task_id, principal, |r| r.clone());
         Box::pin(async move { result })
     }
@@ -383,7 +387,7 @@ impl TaskStore for MemoryTaskStore {
         task_id: &str,
         principal: Option<&str>,
         mut mutation: Mutation,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>> {
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>> {
         let result = self.with_record(task_id, principal, |r| {
             mutation(r);
             r.clone()
@@ -438,11 +442,14 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(store.get("a", Some("alice")).await.unwrap().task_id, "a");
-        assert_eq!(store.get("a", Some("bob")).await, Err(StoreError::NotFound));
-        assert_eq!(store.get("a", None).await, Err(StoreError::NotFound));
+        assert_eq!(
+            store.get("a", Some("bob")).await,
+            Err(TaskStoreError::NotFound)
+        );
+        assert_eq!(store.get("a", None).await, Err(TaskStoreError::NotFound));
         assert_eq!(
             store.get("nope", Some("alice")).await,
-            Err(StoreError::NotFound)
+            Err(TaskStoreError::NotFound)
         );
         let updated = store
             .update(
@@ -451,7 +458,7 @@ mod tests {
                 Box::new(|r| r.status = TaskStatus::Cancelled),
             )
             .await;
-        assert_eq!(updated, Err(StoreError::NotFound));
+        assert_eq!(updated, Err(TaskStoreError::NotFound));
         assert_eq!(
             store.get("a", Some("alice")).await.unwrap().status,
             TaskStatus::Working
@@ -470,7 +477,7 @@ mod tests {
         store.create(record("b", None, start, None)).await.unwrap();
         assert_eq!(
             store.create(record("c", None, start, None)).await,
-            Err(StoreError::Full { limit: 2 })
+            Err(TaskStoreError::Full { limit: 2 })
         );
         assert!(store.get("a", None).await.is_ok());
         assert!(store.get("b", None).await.is_ok());
@@ -480,7 +487,7 @@ mod tests {
             .create(record("c", None, start + 1000, None))
             .await
             .unwrap();
-        assert_eq!(store.get("a", None).await, Err(StoreError::Expired));
+        assert_eq!(store.get("a", None).await, Err(TaskStoreError::Expired));
         assert_eq!(store.live(), 2);
     }
 
@@ -501,14 +508,17 @@ mod tests {
         now.fetch_add(1, Ordering::SeqCst);
         assert_eq!(
             store.get("a", Some("alice")).await,
-            Err(StoreError::Expired)
+            Err(TaskStoreError::Expired)
         );
-        assert_eq!(store.get("a", Some("bob")).await, Err(StoreError::NotFound));
+        assert_eq!(
+            store.get("a", Some("bob")).await,
+            Err(TaskStoreError::NotFound)
+        );
         // Expired ids are forgotten after a while.
         now.fetch_add(3_600_000, Ordering::SeqCst);
         assert_eq!(
             store.get("a", Some("alice")).await,
-            Err(StoreError::NotFound)
+            Err(TaskStoreError::NotFound)
         );
         assert_eq!(store.live(), 0);
     }

@@ -8,9 +8,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use smcp_client::Client;
 
-use crate::cli::Cli;
-use crate::commands::{self, Command, Ctx};
+use crate::commands::ctx::Ctx;
+use crate::commands::{self, Command};
 use crate::errors::{self, Usage};
+use crate::globals::Globals;
 use crate::{cache, interact, login, stdio};
 
 /// stdin and stderr are a terminal: prompts can be shown and answered.
@@ -18,50 +19,54 @@ pub(crate) fn on_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// What the failure report of `cli`'s command needs to know about it.
-pub(crate) fn error_context(cli: &Cli) -> errors::Context {
+/// What the failure report of a command run with `globals` needs to know about it.
+pub(crate) fn error_context(globals: &Globals) -> errors::Context {
     errors::Context {
-        stdio: cli.stdio,
-        url: cli.url.clone(),
-        non_interactive: cli.non_interactive,
+        stdio: globals.stdio,
+        url: globals.url.clone(),
+        non_interactive: globals.non_interactive,
         terminal: on_terminal(),
-        sampling_cmd: cli.sampling_cmd.is_some(),
-        ca_cert: cli.ca_cert.is_some(),
+        sampling_cmd: globals.sampling_cmd.is_some(),
+        ca_cert: globals.ca_cert.is_some(),
         unknown_tool: None,
         suggestions: Vec::new(),
     }
 }
 
-/// Connects, runs `cli`'s command against the server and closes the connection, keeping
-/// the tool-list cache. The result, and the context its failure is reported in.
-pub(crate) async fn run(cli: &Cli) -> (anyhow::Result<()>, errors::Context) {
-    let mut ctx = error_context(cli);
-    let cache_file = (!cli.stdio && !cli.no_cache)
+/// Connects, runs `command` against the server with the `globals` options and closes the
+/// connection, keeping the tool-list cache. The result, and the context its failure is
+/// reported in.
+pub(crate) async fn run(
+    globals: &Globals,
+    command: &Command,
+) -> (anyhow::Result<()>, errors::Context) {
+    let mut ctx = error_context(globals);
+    let cache_file = (!globals.stdio && !globals.no_cache)
         .then(|| {
-            let mut keyed = cli.headers.clone();
-            if let Some(t) = &cli.token {
+            let mut keyed = globals.headers.clone();
+            if let Some(t) = &globals.token {
                 keyed.push(format!("Authorization: Bearer {t}"));
             }
-            cache::file(&cli.url, &keyed)
+            cache::file(&globals.url, &keyed)
         })
         .flatten();
     let era_hint = cache_file.as_deref().and_then(cache::era);
-    let result = match build_client(cli, era_hint) {
+    let result = match build_client(globals, era_hint) {
         Ok(client) => {
             if let Some(path) = &cache_file
-                && matches!(cli.command, Command::Call(_) | Command::Tool(_))
+                && matches!(command, Command::Call(_) | Command::Tool(_))
             {
                 let restored = cache::load(&client, path);
                 tracing::debug!(restored, path = %path.display(), "cache restored");
             }
-            let command = Ctx {
+            let command_ctx = Ctx {
                 client: &client,
-                json: cli.json,
-                save: cli.save.as_deref(),
+                json: globals.json,
+                save: globals.save.as_deref(),
             };
-            let mut result = cli.command.run(command).await;
+            let mut result = command.run(command_ctx).await;
             let mut keep_cache = true;
-            if let (Err(e), Command::Call(call)) = (&result, &cli.command)
+            if let (Err(e), Command::Call(call)) = (&result, &command)
                 && e.downcast_ref::<smcp_client::Error>()
                     .and_then(smcp_client::Error::jsonrpc_code)
                     == Some(-32602)
@@ -99,95 +104,65 @@ pub(crate) async fn run(cli: &Cli) -> (anyhow::Result<()>, errors::Context) {
     (result, ctx)
 }
 
-/// Credentials: `--token`, else an `Authorization` header of the user's, else OAuth with the
-/// stored tokens (and the browser step only under `smcp login`). None over stdio.
-pub(crate) fn with_auth(
-    cli: &Cli,
-    builder: smcp_client::ClientBuilder,
-    authorizer: Option<smcp_client::auth::LoopbackAuthorizer>,
-) -> anyhow::Result<smcp_client::ClientBuilder> {
-    if cli.stdio {
-        if cli.token.is_some() {
-            anyhow::bail!(Usage("--token is for an HTTP server".to_owned()));
-        }
-        return Ok(builder);
-    }
-    if let Some(t) = &cli.token {
-        return Ok(builder.bearer_token(t));
-    }
-    let has_header = cli.headers.iter().any(|h| {
-        h.split_once(':')
-            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
-    });
-    if has_header {
-        return Ok(builder);
-    }
-    let Ok(store) = login::store() else {
-        return Ok(builder);
-    };
-    Ok(builder.oauth(login::config(
-        std::sync::Arc::new(store),
-        cli.client_id.as_deref(),
-        cli.client_secret.as_deref(),
-        authorizer,
-    )))
-}
-
-/// The client of `cli`'s global options (`era_hint`: the revision the cache remembers).
-fn build_client(cli: &Cli, era_hint: Option<smcp_client::Era>) -> anyhow::Result<Client> {
-    let timeout = (cli.timeout > 0).then(|| Duration::from_secs(cli.timeout));
-    let builder = if cli.stdio {
+/// The client of the `globals` options (`era_hint`: the revision the cache remembers).
+fn build_client(globals: &Globals, era_hint: Option<smcp_client::Era>) -> anyhow::Result<Client> {
+    let timeout = (globals.timeout > 0).then(|| Duration::from_secs(globals.timeout));
+    let builder = if globals.stdio {
         Client::stdio(stdio::command(
-            &cli.server_command,
-            &cli.envs,
-            cli.quiet_server,
+            &globals.server_command,
+            &globals.envs,
+            globals.quiet_server,
         )?)
     } else {
-        if !cli.envs.is_empty() {
+        if !globals.envs.is_empty() {
             anyhow::bail!("--env is for a stdio server (--stdio)");
         }
-        Client::builder(&cli.url)
+        Client::builder(&globals.url)
     };
     let mut builder = builder
         .timeout(timeout)
-        .connect_timeout(Duration::from_secs(cli.connect_timeout))
-        .retry(smcp_client::RetryPolicy::retries(cli.retries))
-        .tasks(!cli.no_tasks)
+        .connect_timeout(Duration::from_secs(globals.connect_timeout))
+        .retry(smcp_client::RetryPolicy::retries(globals.retries))
+        .tasks(!globals.no_tasks)
         .client_info(smcp_client::proto::basic::Implementation::new(
             "smcp",
             env!("CARGO_PKG_VERSION"),
         ));
-    if !cli.stdio && !cli.no_cache {
+    if !globals.stdio && !globals.no_cache {
         builder = builder.cache(smcp_client::Cache::new());
     }
-    if let Some(v) = &cli.protocol_version {
+    if let Some(v) = &globals.protocol_version {
         builder = builder.protocol_version(v);
     }
     if let Some(era) = era_hint {
         builder = builder.era_hint(era);
     }
-    for h in &cli.headers {
+    for h in &globals.headers {
         let (name, value) = h.split_once(':').ok_or_else(|| {
             anyhow::Error::new(Usage(format!("--header expects `Name: value`, got {h:?}")))
         })?;
         builder = builder.header(name.trim(), value.trim());
     }
-    if let Some(ca) = &cli.ca_cert {
+    if let Some(ca) = &globals.ca_cert {
         let pem = std::fs::read(ca).with_context(|| format!("reading {}", ca.display()))?;
         builder = builder.ca_cert_pem(&pem);
     }
-    builder = with_auth(cli, builder, None)?;
+    builder = login::with_auth(globals, builder, None)?;
     builder = builder.files(smcp_client::FileTransfer {
-        inline_threshold: cli.inline_threshold,
-        allow_insecure_loopback: cli.insecure_loopback_files,
+        inline_threshold: globals.inline_threshold,
+        allow_insecure_loopback: globals.insecure_loopback_files,
         ..smcp_client::FileTransfer::default()
     });
-    let terminal = !cli.non_interactive && on_terminal();
-    if terminal || cli.sampling_cmd.is_some() {
+    let terminal = !globals.non_interactive && on_terminal();
+    if terminal || globals.sampling_cmd.is_some() {
         builder = builder.input_handler(interact::Terminal {
             terminal,
-            sampling_cmd: cli.sampling_cmd.clone(),
-            sampling_timeout: Duration::from_secs(if cli.timeout > 0 { cli.timeout } else { 600 }),
+            sampling_cmd: globals.sampling_cmd.clone(),
+            sampling_timeout: Duration::from_secs(if globals.timeout > 0 {
+                globals.timeout
+            } else {
+                600
+            }),
         });
     }
     Ok(builder.build()?)

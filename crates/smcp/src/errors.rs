@@ -199,7 +199,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
         f.hints.push(format!(
             "is the server running, on this host and port? (smcpd listens on {} by default; \
              set the URL with --url or SMCP_URL)",
-            crate::cli::DEFAULT_URL
+            crate::globals::DEFAULT_URL
         ));
     } else if e.is_connect_timeout() {
         f.kind = "connect-timeout";
@@ -237,7 +237,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
         } else if !ctx.stdio {
             f.hints.push(format!(
                 "is the server running? (smcpd listens on {} by default)",
-                crate::cli::DEFAULT_URL
+                crate::globals::DEFAULT_URL
             ));
         }
     } else if e.is_auth() {

@@ -13,6 +13,9 @@ use anyhow::Context as _;
 use smcp_client::Client;
 use smcp_client::auth::{FileTokenStore, LoopbackAuthorizer, OAuthConfig, TokenStore};
 
+use crate::errors::Usage;
+use crate::globals::Globals;
+
 /// The token directory, if one can be named.
 pub(crate) fn token_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
@@ -83,4 +86,38 @@ pub(crate) fn logout(url: &str) -> anyhow::Result<String> {
     } else {
         format!("No tokens were stored for {url}.")
     })
+}
+
+/// Credentials: `--token`, else an `Authorization` header of the user's, else OAuth with the
+/// stored tokens (and the browser step only under `smcp login`). None over stdio.
+pub(crate) fn with_auth(
+    globals: &Globals,
+    builder: smcp_client::ClientBuilder,
+    authorizer: Option<LoopbackAuthorizer>,
+) -> anyhow::Result<smcp_client::ClientBuilder> {
+    if globals.stdio {
+        if globals.token.is_some() {
+            anyhow::bail!(Usage("--token is for an HTTP server".to_owned()));
+        }
+        return Ok(builder);
+    }
+    if let Some(t) = &globals.token {
+        return Ok(builder.bearer_token(t));
+    }
+    let has_header = globals.headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+    });
+    if has_header {
+        return Ok(builder);
+    }
+    let Ok(store) = store() else {
+        return Ok(builder);
+    };
+    Ok(builder.oauth(config(
+        Arc::new(store),
+        globals.client_id.as_deref(),
+        globals.client_secret.as_deref(),
+        authorizer,
+    )))
 }

@@ -8,8 +8,9 @@
 //! `--json` one `{"error": …}` object on stdout.
 //!
 //! This file parses, dispatches and turns the outcome into an exit code; `cli` holds the
-//! options every command takes, `commands` one module per command (its flags and its `run`),
-//! and `connect` the connection they share.
+//! command line, `globals` the options every command takes, `commands` one module per command
+//! (its flags and its `run`), and `connect` the connection they share. They depend one way:
+//! `cli` → `commands` → the leaves (`globals`, `errors`, …).
 // A command-line tool prints by design.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -19,6 +20,7 @@ mod cli;
 mod commands;
 mod connect;
 mod errors;
+mod globals;
 mod interact;
 mod login;
 mod progress;
@@ -29,7 +31,7 @@ mod task;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
 
 use crate::cli::Cli;
 use crate::commands::Command;
@@ -65,20 +67,20 @@ async fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     if let Some(command) = server_command {
-        cli.server_command = command;
+        cli.globals.server_command = command;
     }
     match &cli.command {
-        Command::Completions(args) => return commands::completions::run(args),
-        Command::Man => return commands::man::run(),
+        Command::Completions(args) => return commands::completions::run(args, Cli::command()),
+        Command::Man => return commands::man::run(Cli::command()),
         _ => {}
     }
-    init_logging(&cli.log);
+    init_logging(&cli.globals.log);
     if let Some(code) = login_or_logout(&cli).await {
         return code;
     }
-    match connect::run(&cli).await {
+    match connect::run(&cli.globals, &cli.command).await {
         (Ok(()), _) => ExitCode::SUCCESS,
-        (Err(e), ctx) => report(&errors::classify(&e, &ctx), cli.json),
+        (Err(e), ctx) => report(&errors::classify(&e, &ctx), cli.globals.json),
     }
 }
 
@@ -118,26 +120,30 @@ fn init_logging(filter: &str) {
 /// `smcp login` and `smcp logout`, which run before any connection; `None` for every other
 /// command.
 async fn login_or_logout(cli: &Cli) -> Option<ExitCode> {
+    let globals = &cli.globals;
     let (url, result) = match &cli.command {
-        Command::Logout(args) => (args.server(cli), commands::logout::run(args, cli)),
-        Command::Login(args) => (args.server(cli), commands::login::run(args, cli).await),
+        Command::Logout(args) => (args.server(globals), commands::logout::run(args, globals)),
+        Command::Login(args) => (
+            args.server(globals),
+            commands::login::run(args, globals).await,
+        ),
         _ => return None,
     };
     let ctx = errors::Context {
         stdio: false,
         url,
         sampling_cmd: false,
-        ..connect::error_context(cli)
+        ..connect::error_context(globals)
     };
     Some(match result {
         Ok(message) => {
-            if cli.json {
+            if globals.json {
                 println!("{}", serde_json::json!({ "message": message }));
             } else {
                 println!("{message}");
             }
             ExitCode::SUCCESS
         }
-        Err(e) => report(&errors::classify(&e, &ctx), cli.json),
+        Err(e) => report(&errors::classify(&e, &ctx), globals.json),
     })
 }

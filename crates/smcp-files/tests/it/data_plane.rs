@@ -355,55 +355,66 @@ async fn failing_store_is_store_full_and_leaves_nothing() -> Result<()> {
         fn write<'a>(
             &'a mut self,
             _: Bytes,
-        ) -> smcp_files::store::BoxFuture<'a, Result<(), smcp_files::StoreError>> {
-            Box::pin(async { Err(smcp_files::StoreError::Io("No space left on device".into())) })
+        ) -> smcp_files::store::BorrowedFuture<'a, Result<(), smcp_files::FileStoreError>> {
+            Box::pin(async {
+                Err(smcp_files::FileStoreError::Io(
+                    "No space left on device".into(),
+                ))
+            })
         }
         fn commit(
             self: Box<Self>,
             _: smcp_files::FileMeta,
-        ) -> smcp_files::store::BoxFuture<'static, Result<(), smcp_files::StoreError>> {
-            Box::pin(async { Err(smcp_files::StoreError::Io("No space left on device".into())) })
+        ) -> smcp_files::store::BorrowedFuture<'static, Result<(), smcp_files::FileStoreError>>
+        {
+            Box::pin(async {
+                Err(smcp_files::FileStoreError::Io(
+                    "No space left on device".into(),
+                ))
+            })
         }
-        fn abort(self: Box<Self>) -> smcp_files::store::BoxFuture<'static, ()> {
+        fn abort(self: Box<Self>) -> smcp_files::store::BorrowedFuture<'static, ()> {
             Box::pin(async {})
         }
     }
     impl FileStore for Full {
         fn stage(
             &self,
-        ) -> smcp_files::store::BoxFuture<
+        ) -> smcp_files::store::BorrowedFuture<
             '_,
-            Result<Box<dyn smcp_files::StagedFile>, smcp_files::StoreError>,
+            Result<Box<dyn smcp_files::StagedFile>, smcp_files::FileStoreError>,
         > {
             Box::pin(async { Ok(Box::new(FullStaged) as Box<dyn smcp_files::StagedFile>) })
         }
         fn meta<'a>(
             &'a self,
             id: &'a str,
-        ) -> smcp_files::store::BoxFuture<
+        ) -> smcp_files::store::BorrowedFuture<
             'a,
-            Result<Option<smcp_files::FileMeta>, smcp_files::StoreError>,
+            Result<Option<smcp_files::FileMeta>, smcp_files::FileStoreError>,
         > {
             self.0.meta(id)
         }
         fn open<'a>(
             &'a self,
             m: &'a smcp_files::FileMeta,
-        ) -> smcp_files::store::BoxFuture<'a, Result<smcp_files::ByteStream, smcp_files::StoreError>>
-        {
+        ) -> smcp_files::store::BorrowedFuture<
+            'a,
+            Result<smcp_files::ByteStream, smcp_files::FileStoreError>,
+        > {
             self.0.open(m)
         }
         fn delete<'a>(
             &'a self,
             id: &'a str,
-        ) -> smcp_files::store::BoxFuture<'a, Result<(), smcp_files::StoreError>> {
+        ) -> smcp_files::store::BorrowedFuture<'a, Result<(), smcp_files::FileStoreError>> {
             self.0.delete(id)
         }
         fn list(
             &self,
-        ) -> smcp_files::store::BoxFuture<
+        ) -> smcp_files::store::BorrowedFuture<
             '_,
-            Result<Vec<smcp_files::FileMeta>, smcp_files::StoreError>,
+            Result<Vec<smcp_files::FileMeta>, smcp_files::FileStoreError>,
         > {
             self.0.list()
         }
@@ -411,9 +422,9 @@ async fn failing_store_is_store_full_and_leaves_nothing() -> Result<()> {
             &self,
             now: u64,
             grace: u64,
-        ) -> smcp_files::store::BoxFuture<
+        ) -> smcp_files::store::BorrowedFuture<
             '_,
-            Result<smcp_files::store::GcReport, smcp_files::StoreError>,
+            Result<smcp_files::store::GcReport, smcp_files::FileStoreError>,
         > {
             self.0.collect_garbage(now, grace)
         }

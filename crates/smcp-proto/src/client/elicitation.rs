@@ -13,7 +13,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::basic::{from_value, num, str_member};
+use crate::json::{from_value, num, str_member};
 
 /// The explicit `"mode": "form"` marker of a form elicitation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

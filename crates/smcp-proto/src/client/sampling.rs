@@ -5,9 +5,10 @@ use serde::de::Deserializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::basic::{JsonObject, Meta, Role, from_value, num, open_string_enum};
+use crate::basic::{Meta, Role};
 use crate::content::SamplingMessageContentBlock;
-use crate::server::tools::Tool;
+use crate::json::{JsonObject, from_value, num, open_string_enum};
+use crate::server::tools::definition::Tool;
 
 /// One block or a list of blocks (`SamplingMessageContentBlock | SamplingMessageContentBlock[]`).
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -27,8 +27,9 @@ use serde::{Deserialize, forward_to_deserialize_any};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::envelope::{Message, Notification, ParseError, Request};
+use super::id::RequestId;
 use super::screen::screen;
-use super::{Message, Notification, ParseError, Request, RequestId};
 use crate::error::ErrorObject;
 use crate::messages::method;
 use crate::patterns::subscriptions::SubscriptionsListenRequestParams;

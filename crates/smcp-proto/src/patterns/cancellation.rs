@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::basic::Meta;
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::id::RequestId;
 
 /// Params of `notifications/cancelled`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

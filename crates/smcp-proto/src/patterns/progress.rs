@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::basic::{Meta, ProgressToken, num};
+use crate::basic::{Meta, ProgressToken};
+use crate::json::num;
 
 /// Params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

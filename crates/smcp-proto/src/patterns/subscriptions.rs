@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::basic::{Meta, RequestMeta, ResultType};
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::id::RequestId;
 
 /// Which notifications a listener wants. An omitted member means "not subscribed".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ pub struct SubscriptionsListenRequestParams {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Box<RequestMeta>>,
     /// What to listen for (a JSON object; an array is refused, though serde would read one).
-    #[serde(deserialize_with = "crate::basic::object_only")]
+    #[serde(deserialize_with = "crate::json::object_only")]
     pub notifications: SubscriptionFilter,
 }
 

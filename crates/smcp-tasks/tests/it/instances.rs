@@ -17,7 +17,7 @@ use smcp_proto::server::tools::CallToolResult;
 use smcp_server::tools::BoxFuture;
 use smcp_server::{HandlerError, McpService, Server, mrtr, tool};
 use smcp_tasks::{
-    MemoryTaskStore, Mutation, StoreError, TaskRecord, TaskStore, TaskSupport, TaskToolExt,
+    MemoryTaskStore, Mutation, TaskRecord, TaskStore, TaskStoreError, TaskSupport, TaskToolExt,
     TasksExtension,
 };
 
@@ -26,7 +26,7 @@ use smcp_tasks::{
 struct Shared(Arc<MemoryTaskStore>);
 
 impl TaskStore for Shared {
-    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), StoreError>> {
+    fn create(&self, record: TaskRecord) -> BoxFuture<Result<(), TaskStoreError>> {
         self.0.create(record)
     }
 
@@ -34,7 +34,7 @@ impl TaskStore for Shared {
         &self,
         task_id: &str,
         principal: Option<&str>,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>> {
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>> {
         self.0.get(task_id, principal)
     }
 
@@ -43,7 +43,7 @@ impl TaskStore for Shared {
         task_id: &str,
         principal: Option<&str>,
         mutation: Mutation,
-    ) -> BoxFuture<Result<TaskRecord, StoreError>> {
+    ) -> BoxFuture<Result<TaskRecord, TaskStoreError>> {
         self.0.update(task_id, principal, mutation)
     }
 

@@ -7,7 +7,8 @@ use serde_json::Value;
 use smcp_client::Client;
 use smcp_client::proto::basic::LoggingLevel;
 
-use super::{Ctx, download, print_json, tool};
+use super::ctx::{Ctx, print_json};
+use super::{download, tool};
 use crate::errors::{self, ToolFailed};
 use crate::{args as arguments, progress, render, task};
 

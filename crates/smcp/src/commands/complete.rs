@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::args as arguments;
 use crate::errors::Usage;
 

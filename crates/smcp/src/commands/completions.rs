@@ -2,10 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::CommandFactory as _;
-
-use crate::cli::Cli;
-
 /// `smcp completions`' arguments.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -13,13 +9,9 @@ pub(crate) struct Args {
     shell: clap_complete::Shell,
 }
 
-/// Runs `smcp completions`: the script on stdout.
-pub(crate) fn run(args: &Args) -> ExitCode {
-    clap_complete::generate(
-        args.shell,
-        &mut Cli::command(),
-        "smcp",
-        &mut std::io::stdout(),
-    );
+/// Runs `smcp completions`: the script of `command` (the whole command line's definition,
+/// which `main` passes so that this command does not name the `Cli` that holds it) on stdout.
+pub(crate) fn run(args: &Args, mut command: clap::Command) -> ExitCode {
+    clap_complete::generate(args.shell, &mut command, "smcp", &mut std::io::stdout());
     ExitCode::SUCCESS
 }

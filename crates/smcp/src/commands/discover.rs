@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 
 /// Runs `smcp discover`.
 pub(crate) async fn run(ctx: Ctx<'_>) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use smcp_client::Client;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::progress;
 
 /// `smcp download`'s arguments.

@@ -5,7 +5,7 @@ use futures_util::StreamExt as _;
 use smcp_client::SubscriptionEvent;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 
-use super::Ctx;
+use super::ctx::Ctx;
 
 /// `smcp listen`'s arguments.
 #[derive(Debug, clap::Args)]

@@ -6,9 +6,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use smcp_client::Client;
 
-use crate::cli::Cli;
 use crate::errors::Usage;
-use crate::{connect, login};
+use crate::globals::Globals;
+use crate::login;
 
 /// `smcp login`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -25,15 +25,15 @@ pub(crate) struct Args {
 
 impl Args {
     /// The server: the argument, else `--url`.
-    pub(crate) fn server(&self, cli: &Cli) -> String {
-        self.url.clone().unwrap_or_else(|| cli.url.clone())
+    pub(crate) fn server(&self, globals: &Globals) -> String {
+        self.url.clone().unwrap_or_else(|| globals.url.clone())
     }
 }
 
 /// Runs `smcp login`; the message to print.
-pub(crate) async fn run(args: &Args, cli: &Cli) -> anyhow::Result<String> {
-    let url = args.server(cli);
-    if cli.stdio || cli.token.is_some() {
+pub(crate) async fn run(args: &Args, globals: &Globals) -> anyhow::Result<String> {
+    let url = args.server(globals);
+    if globals.stdio || globals.token.is_some() {
         anyhow::bail!(Usage(
             "smcp login is for an HTTP server without --token".to_owned()
         ));
@@ -43,18 +43,18 @@ pub(crate) async fn run(args: &Args, cli: &Cli) -> anyhow::Result<String> {
     let authorizer =
         smcp_client::auth::LoopbackAuthorizer::bind(args.port)?.open_browser(!args.no_browser);
     let mut builder = Client::builder(&url)
-        .connect_timeout(Duration::from_secs(cli.connect_timeout))
+        .connect_timeout(Duration::from_secs(globals.connect_timeout))
         .timeout(Some(Duration::from_secs(
-            smcp_client::auth::DEFAULT_LOOPBACK_TIMEOUT.as_secs() + cli.timeout.max(60),
+            smcp_client::auth::DEFAULT_LOOPBACK_TIMEOUT.as_secs() + globals.timeout.max(60),
         )));
-    if let Some(v) = &cli.protocol_version {
+    if let Some(v) = &globals.protocol_version {
         builder = builder.protocol_version(v);
     }
-    if let Some(ca) = &cli.ca_cert {
+    if let Some(ca) = &globals.ca_cert {
         let pem = std::fs::read(ca).with_context(|| format!("reading {}", ca.display()))?;
         builder = builder.ca_cert_pem(&pem);
     }
-    let builder = connect::with_auth(cli, builder, Some(authorizer))?;
+    let builder = login::with_auth(globals, builder, Some(authorizer))?;
     let client = builder.build()?;
     let result = login::login(&client, &url, &store).await;
     client.close().await;

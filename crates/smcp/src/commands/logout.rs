@@ -1,6 +1,6 @@
 //! `smcp logout [URL]`: the stored tokens forgotten.
 
-use crate::cli::Cli;
+use crate::globals::Globals;
 use crate::login;
 
 /// `smcp logout`'s arguments.
@@ -12,12 +12,12 @@ pub(crate) struct Args {
 
 impl Args {
     /// The server: the argument, else `--url`.
-    pub(crate) fn server(&self, cli: &Cli) -> String {
-        self.url.clone().unwrap_or_else(|| cli.url.clone())
+    pub(crate) fn server(&self, globals: &Globals) -> String {
+        self.url.clone().unwrap_or_else(|| globals.url.clone())
     }
 }
 
 /// Runs `smcp logout`; the message to print.
-pub(crate) fn run(args: &Args, cli: &Cli) -> anyhow::Result<String> {
-    login::logout(&args.server(cli))
+pub(crate) fn run(args: &Args, globals: &Globals) -> anyhow::Result<String> {
+    login::logout(&args.server(globals))
 }

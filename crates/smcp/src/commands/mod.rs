@@ -1,11 +1,14 @@
 //! The commands, one module each: its flags (a clap `Args` struct) and its `run`.
 //!
 //! Every command but `completions`, `man`, `login` and `logout` runs against a connected
-//! [`Client`] ([`Command::run`]); those four run before or without one (`main.rs`).
+//! [`Client`](smcp_client::Client) ([`Command::run`]) with a [`Ctx`]; those four run before or
+//! without one (`main.rs`). What the commands share is in leaves (`ctx`, `crate::globals`),
+//! never here, so that this module names the commands and none of them names it back.
 
 pub(crate) mod call;
 pub(crate) mod complete;
 pub(crate) mod completions;
+pub(crate) mod ctx;
 pub(crate) mod discover;
 pub(crate) mod download;
 pub(crate) mod listen;
@@ -22,21 +25,9 @@ pub(crate) mod tool;
 pub(crate) mod tools;
 pub(crate) mod upload;
 
-use std::path::Path;
-
 use clap::Subcommand;
-use smcp_client::Client;
 
-/// What a command runs with: the connected client and the output options.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Ctx<'a> {
-    /// The server.
-    pub(crate) client: &'a Client,
-    /// `--json`: machine-readable output.
-    pub(crate) json: bool,
-    /// `--save DIR`: where images, audio and blobs go.
-    pub(crate) save: Option<&'a Path>,
-}
+use ctx::Ctx;
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
@@ -104,10 +95,4 @@ impl Command {
             Self::Completions(_) | Self::Man | Self::Login(_) | Self::Logout(_) => Ok(()),
         }
     }
-}
-
-/// Prints `value` as pretty JSON (`--json`).
-pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
 }

@@ -1,6 +1,6 @@
 //! `smcp prompts`: the prompt list, one row per prompt.
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::render;
 
 /// Runs `smcp prompts`.

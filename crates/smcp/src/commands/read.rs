@@ -1,6 +1,6 @@
 //! `smcp read URI`: one resource's contents.
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::render;
 
 /// `smcp read`'s arguments.

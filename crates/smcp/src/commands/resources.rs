@@ -1,6 +1,6 @@
 //! `smcp resources`: the resource list, one row per resource.
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::render;
 
 /// Runs `smcp resources`.

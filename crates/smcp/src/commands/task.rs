@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::task;
 
 /// `smcp task`'s arguments.

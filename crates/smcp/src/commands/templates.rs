@@ -1,6 +1,6 @@
 //! `smcp templates`: the resource templates, one row each.
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::render;
 
 /// Runs `smcp templates`.

@@ -4,7 +4,7 @@ use serde_json::Value;
 use smcp_client::Client;
 use smcp_client::proto::server::tools::Tool;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::errors::{self, Usage};
 use crate::render;
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::render;
 
 /// Runs `smcp tools`.

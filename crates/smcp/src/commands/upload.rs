@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{Ctx, print_json};
+use super::ctx::{Ctx, print_json};
 use crate::progress;
 
 /// `smcp upload`'s arguments.

@@ -7,7 +7,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::basic::{Meta, RequestMeta, ResultType, from_value, str_member};
+use crate::basic::{Meta, RequestMeta, ResultType};
+use crate::json::{from_value, str_member};
 
 /// A reference to a prompt (`"type": "ref/prompt"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,7 +82,7 @@ pub struct CompleteRequestParams {
     #[serde(rename = "ref")]
     pub reference: CompletionReference,
     /// The argument and its partial value (a JSON object).
-    #[serde(deserialize_with = "crate::basic::object_only")]
+    #[serde(deserialize_with = "crate::json::object_only")]
     pub argument: CompletionArgument,
     /// Extra context.
     #[serde(default, skip_serializing_if = "Option::is_none")]

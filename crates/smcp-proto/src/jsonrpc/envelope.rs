@@ -1,0 +1,551 @@
+//! The JSON-RPC 2.0 envelope itself: [`Request`], [`Notification`], [`ResultResponse`],
+//! [`ErrorResponse`], and [`Message`], which classifies a body into one of them. Re-exported by
+//! [`crate::jsonrpc`]; a file of its own so that the typed messages ([`crate::messages`]) and the
+//! typed reader ([`super::incoming`]) build on it without naming the module that names them.
+
+use serde::de::{self, DeserializeOwned, Deserializer};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::id::RequestId;
+use crate::JSONRPC_VERSION;
+use crate::error::ErrorObject;
+
+/// A JSON-RPC request: it has an id and expects a response.
+///
+/// `P` is the type of `params`: [`Value`] for an untyped request, or a typed params struct
+/// (see [`crate::messages`]). `params` is absent when `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request<P = Value> {
+    /// The request id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The parameters (an object in MCP; every MCP request carries `params._meta`).
+    pub params: Option<P>,
+}
+
+/// A JSON-RPC notification: no id, no response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification<P = Value> {
+    /// The method name.
+    pub method: String,
+    /// The parameters.
+    pub params: Option<P>,
+}
+
+/// A successful JSON-RPC response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultResponse<R = Value> {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result object.
+    pub result: R,
+}
+
+/// A JSON-RPC error response. The id is absent when the request's id could not be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorResponse {
+    /// The id of the request this answers, when known.
+    pub id: Option<RequestId>,
+    /// The error.
+    pub error: ErrorObject,
+}
+
+/// Any single JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A result response.
+    Result(ResultResponse),
+    /// An error response.
+    Error(ErrorResponse),
+}
+
+/// Why a body is not a single JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Not JSON at all (−32700).
+    #[error("parse error: {0}")]
+    Json(String),
+    /// JSON, but not a valid JSON-RPC 2.0 message (−32600). `id` is the request id when it
+    /// could be read, so the error response can echo it.
+    #[error("invalid request: {reason}")]
+    Invalid {
+        /// What is wrong, naming the member.
+        reason: String,
+        /// The id, when the body had a usable one.
+        id: Option<RequestId>,
+    },
+}
+
+impl ParseError {
+    fn invalid(reason: impl Into<String>, id: Option<RequestId>) -> Self {
+        Self::Invalid {
+            reason: reason.into(),
+            id,
+        }
+    }
+
+    /// The id to echo in the error response, if any.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Self::Json(_) => None,
+            Self::Invalid { id, .. } => id.as_ref(),
+        }
+    }
+
+    /// The JSON-RPC error object for this failure.
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self {
+            Self::Json(msg) => ErrorObject::parse_error(format!("Parse error: {msg}")),
+            Self::Invalid { reason, .. } => {
+                ErrorObject::invalid_request(format!("Invalid request: {reason}"))
+            }
+        }
+    }
+}
+
+impl Message {
+    /// Parses one JSON-RPC message from bytes.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, ParseError> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    /// Classifies a JSON value as one JSON-RPC message.
+    pub fn from_value(value: Value) -> Result<Self, ParseError> {
+        let mut obj = match value {
+            Value::Object(obj) => obj,
+            Value::Array(_) => {
+                return Err(ParseError::invalid(
+                    "batches are not supported: the body must be a single JSON-RPC object",
+                    None,
+                ));
+            }
+            _ => {
+                return Err(ParseError::invalid(
+                    "the body must be a JSON-RPC object",
+                    None,
+                ));
+            }
+        };
+        let raw_id = obj.remove("id");
+        let id = match &raw_id {
+            None => None,
+            Some(v) => match RequestId::from_value(v) {
+                Some(id) => Some(id),
+                None => {
+                    return Err(ParseError::invalid(
+                        "\"id\" must be a string or an integer (null is not allowed)",
+                        None,
+                    ));
+                }
+            },
+        };
+        match obj.get("jsonrpc") {
+            Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+            Some(_) => return Err(ParseError::invalid("\"jsonrpc\" must be \"2.0\"", id)),
+            None => return Err(ParseError::invalid("\"jsonrpc\" is missing", id)),
+        }
+        if let Some(method) = obj.remove("method") {
+            let Value::String(method) = method else {
+                return Err(ParseError::invalid("\"method\" must be a string", id));
+            };
+            let params = obj.remove("params");
+            if let Some(p) = &params
+                && !p.is_object()
+            {
+                return Err(ParseError::invalid("\"params\" must be an object", id));
+            }
+            return Ok(match id {
+                Some(id) => Self::Request(Request { id, method, params }),
+                None => Self::Notification(Notification { method, params }),
+            });
+        }
+        match (obj.remove("result"), obj.remove("error")) {
+            (Some(result), None) => match id {
+                Some(id) => Ok(Self::Result(ResultResponse { id, result })),
+                None => Err(ParseError::invalid(
+                    "a result response needs an \"id\"",
+                    None,
+                )),
+            },
+            (None, Some(error)) => {
+                let error: ErrorObject = serde_json::from_value(error).map_err(|e| {
+                    ParseError::invalid(format!("malformed \"error\": {e}"), id.clone())
+                })?;
+                Ok(Self::Error(ErrorResponse { id, error }))
+            }
+            (Some(_), Some(_)) => Err(ParseError::invalid(
+                "a response cannot carry both \"result\" and \"error\"",
+                id,
+            )),
+            (None, None) => Err(ParseError::invalid(
+                "the object has neither \"method\", \"result\" nor \"error\"",
+                id,
+            )),
+        }
+    }
+
+    /// Serializes the message to JSON bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        // Serializing these types cannot fail: every member is plain JSON.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+impl<P: Serialize> Serialize for Request<P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Request", 4)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(p) = &self.params {
+            s.serialize_field("params", p)?;
+        }
+        s.end()
+    }
+}
+
+impl<P: Serialize> Serialize for Notification<P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Notification", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("method", &self.method)?;
+        if let Some(p) = &self.params {
+            s.serialize_field("params", p)?;
+        }
+        s.end()
+    }
+}
+
+impl<R: Serialize> Serialize for ResultResponse<R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ResultResponse", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("result", &self.result)?;
+        s.end()
+    }
+}
+
+impl Serialize for ErrorResponse {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ErrorResponse", 3)?;
+        s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+        if let Some(id) = &self.id {
+            s.serialize_field("id", id)?;
+        }
+        s.serialize_field("error", &self.error)?;
+        s.end()
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Request(m) => m.serialize(serializer),
+            Self::Notification(m) => m.serialize(serializer),
+            Self::Result(m) => m.serialize(serializer),
+            Self::Error(m) => m.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        classify(deserializer)
+    }
+}
+
+/// Builds a notification with `params` from a JSON object.
+pub fn notification(method: &str, params: Map<String, Value>) -> Notification {
+    Notification {
+        method: method.to_owned(),
+        params: Some(Value::Object(params)),
+    }
+}
+
+/// Reads `params` (or a result) of type `T` from its JSON value; the error names `what`.
+fn typed<T: DeserializeOwned, E: de::Error>(what: &str, value: Value) -> Result<T, E> {
+    serde_json::from_value(value).map_err(|e| E::custom(format!("invalid {what}: {e}")))
+}
+
+/// `params` absent or `null` is `None`.
+fn typed_params<P: DeserializeOwned, E: de::Error>(params: Option<Value>) -> Result<Option<P>, E> {
+    match params {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => typed("params", v).map(Some),
+    }
+}
+
+fn classify<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Message, D::Error> {
+    Message::from_value(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+}
+
+impl<'de, P: DeserializeOwned> Deserialize<'de> for Request<P> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match classify(deserializer)? {
+            Message::Request(r) => Ok(Self {
+                id: r.id,
+                method: r.method,
+                params: typed_params(r.params)?,
+            }),
+            _ => Err(de::Error::custom("not a JSON-RPC request")),
+        }
+    }
+}
+
+impl<'de, P: DeserializeOwned> Deserialize<'de> for Notification<P> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match classify(deserializer)? {
+            Message::Notification(n) => Ok(Self {
+                method: n.method,
+                params: typed_params(n.params)?,
+            }),
+            _ => Err(de::Error::custom("not a JSON-RPC notification")),
+        }
+    }
+}
+
+impl<'de, R: DeserializeOwned> Deserialize<'de> for ResultResponse<R> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match classify(deserializer)? {
+            Message::Result(r) => Ok(Self {
+                id: r.id,
+                result: typed("result", r.result)?,
+            }),
+            _ => Err(de::Error::custom("not a JSON-RPC result response")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorResponse {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match classify(deserializer)? {
+            Message::Error(e) => Ok(e),
+            _ => Err(de::Error::custom("not a JSON-RPC error response")),
+        }
+    }
+}
+
+impl Request {
+    /// The same request with params of type `P` (absent or `null` params are `None`).
+    pub fn typed<P: DeserializeOwned>(self) -> Result<Request<P>, serde_json::Error> {
+        Ok(Request {
+            id: self.id,
+            method: self.method,
+            params: typed_params(self.params)?,
+        })
+    }
+}
+
+impl<P: Serialize> Request<P> {
+    /// A request.
+    pub fn new(id: impl Into<RequestId>, method: impl Into<String>, params: P) -> Self {
+        Self {
+            id: id.into(),
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+
+    /// The same request with untyped params.
+    pub fn untyped(self) -> Result<Request, serde_json::Error> {
+        Ok(Request {
+            id: self.id,
+            method: self.method,
+            params: self.params.map(serde_json::to_value).transpose()?,
+        })
+    }
+}
+
+impl Notification {
+    /// The same notification with params of type `P`.
+    pub fn typed<P: DeserializeOwned>(self) -> Result<Notification<P>, serde_json::Error> {
+        Ok(Notification {
+            method: self.method,
+            params: typed_params(self.params)?,
+        })
+    }
+}
+
+impl<P: Serialize> Notification<P> {
+    /// A notification.
+    pub fn new(method: impl Into<String>, params: Option<P>) -> Self {
+        Self {
+            method: method.into(),
+            params,
+        }
+    }
+
+    /// The same notification with untyped params.
+    pub fn untyped(self) -> Result<Notification, serde_json::Error> {
+        Ok(Notification {
+            method: self.method,
+            params: self.params.map(serde_json::to_value).transpose()?,
+        })
+    }
+}
+
+impl ResultResponse {
+    /// The same response with a result of type `R`.
+    pub fn typed<R: DeserializeOwned>(self) -> Result<ResultResponse<R>, serde_json::Error> {
+        Ok(ResultResponse {
+            id: self.id,
+            result: serde_json::from_value(self.result)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<Message, ParseError> {
+        Message::from_value(v)
+    }
+
+    #[test]
+    fn ids_keep_their_type() {
+        for id in [json!(1), json!("1"), json!(9007199254740993u64), json!(-4)] {
+            let m =
+                parse(json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":{}})).unwrap();
+            let back = serde_json::to_value(&m).unwrap();
+            assert_eq!(back["id"], id);
+        }
+    }
+
+    #[test]
+    fn classifies_all_four_shapes() {
+        assert!(matches!(
+            parse(json!({"jsonrpc":"2.0","id":1,"method":"m"})).unwrap(),
+            Message::Request(_)
+        ));
+        assert!(matches!(
+            parse(json!({"jsonrpc":"2.0","method":"m"})).unwrap(),
+            Message::Notification(_)
+        ));
+        assert!(matches!(
+            parse(json!({"jsonrpc":"2.0","id":"a","result":{}})).unwrap(),
+            Message::Result(_)
+        ));
+        assert!(matches!(
+            parse(json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})),
+            Err(ParseError::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse(json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}})).unwrap(),
+            Message::Error(ErrorResponse { id: None, .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_with_precise_reasons() {
+        assert!(matches!(
+            Message::from_slice(b"{"),
+            Err(ParseError::Json(_))
+        ));
+        let cases = [
+            (json!([]), "batches"),
+            (json!("x"), "JSON-RPC object"),
+            (json!({"jsonrpc":"1.0","id":1,"method":"m"}), "\"jsonrpc\""),
+            (json!({"id":1,"method":"m"}), "\"jsonrpc\" is missing"),
+            (json!({"jsonrpc":"2.0","id":1,"method":5}), "\"method\""),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"m","params":[1]}),
+                "\"params\"",
+            ),
+            (json!({"jsonrpc":"2.0","id":true,"method":"m"}), "\"id\""),
+            (json!({"jsonrpc":"2.0","id":1}), "neither"),
+        ];
+        for (body, needle) in cases {
+            match parse(body.clone()) {
+                Err(ParseError::Invalid { reason, .. }) => {
+                    assert!(reason.contains(needle), "{body}: {reason}");
+                }
+                other => panic!("{body}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_request_keeps_a_readable_id() {
+        let err = parse(json!({"jsonrpc":"2.0","id":7,"method":3})).unwrap_err();
+        assert_eq!(err.id(), Some(&RequestId::from(7)));
+    }
+
+    #[test]
+    fn error_response_serializes_without_id_when_unknown() {
+        let m = Message::Error(ErrorResponse {
+            id: None,
+            error: ErrorObject::parse_error("Parse error"),
+        });
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}})
+        );
+    }
+
+    #[test]
+    fn ids_keep_their_type_through_typed_views() {
+        use crate::server::tools::CallToolRequestParams;
+        for id in [json!(1), json!("1"), json!(-9)] {
+            let v = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t"}});
+            let r: Request<CallToolRequestParams> = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&r).unwrap(), v);
+            let back = r.untyped().unwrap();
+            assert_eq!(back.id.to_value(), id);
+            assert_eq!(
+                back.typed::<CallToolRequestParams>()
+                    .unwrap()
+                    .params
+                    .unwrap()
+                    .name,
+                "t"
+            );
+        }
+    }
+
+    #[test]
+    fn absent_params_are_none_and_omitted() {
+        use crate::basic::NotificationParams;
+        let n = Notification::<NotificationParams>::new("notifications/tools/list_changed", None);
+        let v = serde_json::to_value(&n).unwrap();
+        assert_eq!(
+            v,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        );
+        let back: Notification<NotificationParams> = serde_json::from_value(v).unwrap();
+        assert_eq!(back, n);
+    }
+
+    #[test]
+    fn typed_views_report_envelope_and_params_errors() {
+        use crate::server::tools::CallToolRequestParams;
+        assert!(serde_json::from_value::<Request>(json!({"id": 1, "method": "m"})).is_err());
+        assert!(
+            serde_json::from_value::<Request<CallToolRequestParams>>(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}})
+            )
+            .is_err(),
+            "params without the required name"
+        );
+        assert!(
+            serde_json::from_value::<Request>(json!({"jsonrpc": "2.0", "method": "n"})).is_err(),
+            "a notification is not a request"
+        );
+        let e: ErrorResponse = serde_json::from_value(
+            json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "x"}}),
+        )
+        .unwrap();
+        assert_eq!(e.id, None);
+    }
+}
