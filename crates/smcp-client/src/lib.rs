@@ -27,7 +27,7 @@
 //! | `legacy` | the installed base: era detection and fallback ([`Era`]), stateful 2025-xx sessions ([`SessionInfo`]), 2024-11-05 HTTP+SSE |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
-//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures) and the declared capabilities |
+//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures, [`InputHandlerError`] when it cannot answer) and the declared capabilities |
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream (task status included) |
 //! | `tasks` | SEP-2663: following a task ([`TaskHandle`], [`TaskPolling`]), `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
@@ -77,7 +77,9 @@ pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
 pub use legacy::{Era, SessionInfo};
 pub use listen::{Subscription, SubscriptionEvent};
-pub use mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+#[allow(deprecated)]
+pub use mrtr::HandlerError;
+pub use mrtr::{FnInputHandler, InputHandler, InputHandlerError, InputKinds};
 pub use page::Page;
 pub use retry::RetryPolicy;
 pub use smcp_proto as proto;
@@ -92,7 +94,9 @@ pub mod prelude {
     pub use crate::client::{Client, ClientBuilder};
     pub use crate::error::{Error, Result};
     pub use crate::listen::{Subscription, SubscriptionEvent};
-    pub use crate::mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+    #[allow(deprecated)]
+    pub use crate::mrtr::HandlerError;
+    pub use crate::mrtr::{FnInputHandler, InputHandler, InputHandlerError, InputKinds};
     pub use crate::page::Page;
     pub use crate::stdio::StdioCommand;
     pub use smcp_proto::client::elicitation::{ElicitRequestParams, ElicitResult};

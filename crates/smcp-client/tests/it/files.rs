@@ -247,7 +247,7 @@ impl smcp_client::InputHandler for PathAnswer {
         _params: smcp_proto::client::elicitation::ElicitRequestParams,
     ) -> smcp_client::BoxFuture<
         '_,
-        Result<smcp_proto::client::elicitation::ElicitResult, smcp_client::HandlerError>,
+        Result<smcp_proto::client::elicitation::ElicitResult, smcp_client::InputHandlerError>,
     > {
         let path = self.0.display().to_string();
         Box::pin(async move {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult};
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Cache, Client, HandlerError, InputHandler, InputKinds, SubscriptionEvent,
+    BoxFuture, Cache, Client, InputHandler, InputHandlerError, InputKinds, SubscriptionEvent,
 };
 
 fn client(url: &str) -> Client {
@@ -32,7 +32,10 @@ impl InputHandler for Accept {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, _p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        _p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async { Ok(ElicitResult::accept(Default::default())) })
     }
 }

@@ -25,8 +25,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, Era, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
-    SubscriptionEvent,
+    BoxFuture, Client, Era, InputHandler, InputHandlerError, InputKinds, ServerStderr,
+    StdioCommand, SubscriptionEvent,
 };
 
 /// The mcp 1.30.0 venv's python, or `None` when `SMCP_PYTHON_INTEROP=skip`.
@@ -78,10 +78,13 @@ impl InputHandler for Proceed {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             let ElicitRequestParams::Form(f) = p else {
-                return Err(HandlerError::new("expected a form"));
+                return Err(InputHandlerError::new("expected a form"));
             };
             self.asked.lock().unwrap().push(f.message);
             let mut content = BTreeMap::new();

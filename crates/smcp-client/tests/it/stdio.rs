@@ -18,8 +18,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, CancellationToken, Client, FileTransfer, HandlerError, InputHandler, InputKinds,
-    ServerStderr, StdioCommand, Subscription, SubscriptionEvent,
+    BoxFuture, CancellationToken, Client, FileTransfer, InputHandler, InputHandlerError,
+    InputKinds, ServerStderr, StdioCommand, Subscription, SubscriptionEvent,
 };
 
 /// A fake server in `mode`, recording what it reads to a fresh file.
@@ -372,7 +372,10 @@ impl InputHandler for Proceed {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             assert!(matches!(p, ElicitRequestParams::Form(ref f) if f.message == "Proceed?"));
             let mut content = BTreeMap::new();

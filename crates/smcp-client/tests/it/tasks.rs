@@ -18,7 +18,7 @@ use smcp_client::proto::ext::tasks::TaskStatus;
 use smcp_client::proto::patterns::mrtr::InputResponses;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, CancellationToken, Client, HandlerError, InputHandler, InputKinds,
+    BoxFuture, CancellationToken, Client, InputHandler, InputHandlerError, InputKinds,
     SubscriptionEvent, TaskPolling, ToolCallOutcome,
 };
 
@@ -115,7 +115,10 @@ impl InputHandler for Prompts {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         let message = match &p {
             ElicitRequestParams::Form(f) => f.message.clone(),
             ElicitRequestParams::Url(u) => u.message.clone(),

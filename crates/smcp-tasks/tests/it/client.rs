@@ -137,7 +137,7 @@ impl InputHandler for Ada {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, smcp_client::HandlerError>> {
+    ) -> BoxFuture<'_, Result<ElicitResult, smcp_client::InputHandlerError>> {
         if let ElicitRequestParams::Form(form) = &params {
             self.0.lock().unwrap().push(form.message.clone());
         }
