@@ -34,7 +34,7 @@
 //! | `files` | SEP-2631: file arguments, uploads (path, bytes, any `AsyncRead`), verified downloads (to disk or any `AsyncWrite`), [`TransferError`] |
 //! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
 //! | `auth` | OAuth 2.1 (feature `oauth`): discovery, registration, PKCE, the browser step ([`auth::Authorizer`]), token stores, step-up |
-//! | `error` | the opaque [`Error`] with predicates |
+//! | `error` | the opaque [`Error`]: [`Error::kind`] (an [`ErrorKind`]), a few predicates, the accessors |
 //!
 //! # Features
 //!
@@ -51,6 +51,7 @@ pub mod auth;
 mod cache;
 mod client;
 mod error;
+mod error_kind;
 pub mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -73,6 +74,7 @@ pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
+pub use error_kind::ErrorKind;
 pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
 pub use legacy::{Era, SessionInfo};
@@ -93,6 +95,7 @@ pub mod prelude {
     pub use crate::api::{ToolCall, ToolCallOutcome};
     pub use crate::client::{Client, ClientBuilder};
     pub use crate::error::{Error, Result};
+    pub use crate::error_kind::ErrorKind;
     pub use crate::listen::{Subscription, SubscriptionEvent};
     #[allow(deprecated)]
     pub use crate::mrtr::HandlerError;

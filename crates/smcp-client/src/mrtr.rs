@@ -78,7 +78,7 @@ impl InputKinds {
 
 /// The error an [`InputHandler`] returns when it cannot answer an input request (elicitation,
 /// sampling, roots). The call that needed the input then fails with an [`Error`](crate::Error)
-/// for which [`Error::is_input_handler`](crate::Error::is_input_handler) is true.
+/// of kind [`ErrorKind::InputHandler`](crate::ErrorKind::InputHandler).
 ///
 /// Named for what it is: not the failure of a server-side handler (that is
 /// `smcp_server::HandlerError`), the failure of this client's input handler.

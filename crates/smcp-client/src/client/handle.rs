@@ -78,7 +78,7 @@ impl Client {
     }
 
     /// Ends the connection. For a stdio server: fails the requests in flight (with an error for
-    /// which [`Error::is_closed`](crate::Error::is_closed) is true), closes the server's stdin, waits up to the shutdown
+    /// of kind [`ErrorKind::Closed`](crate::ErrorKind::Closed)), closes the server's stdin, waits up to the shutdown
     /// timeout for it to exit, then sends SIGTERM, waits again, then SIGKILL; returns its exit
     /// status. Every clone of this client is closed. Dropping the last clone does the same in
     /// the background. Over HTTP a stateful session (older revisions) is ended with `DELETE`

@@ -24,8 +24,8 @@ impl fmt::Display for Operation {
     }
 }
 
-/// Why a SEP-2631 file transfer failed. Every [`crate::Error`] for which
-/// [`crate::Error::is_file_transfer`] holds carries one, reachable through
+/// Why a SEP-2631 file transfer failed. Every [`crate::Error`] of kind
+/// [`crate::ErrorKind::FileTransfer`] carries one, reachable through
 /// [`crate::Error::transfer_error`].
 ///
 /// Descriptor refusals ([`UnsupportedTransport`](Self::UnsupportedTransport),
