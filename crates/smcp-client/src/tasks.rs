@@ -339,7 +339,7 @@ impl TaskHandle {
 
     /// Follows the task to its end (see the [module docs](crate::tasks)) and returns its
     /// `CallToolResult`. A `failed` task is an `Err` with its JSON-RPC error, a `cancelled`
-    /// one an `Err` of kind [`ErrorKind::TaskCancelled`](crate::ErrorKind::TaskCancelled). Dropping the future
+    /// one an `Err` of kind [`ErrorKind::TaskCancelled`]. Dropping the future
     /// before the task ended sends `tasks/cancel`.
     ///
     /// # Examples
