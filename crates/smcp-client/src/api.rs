@@ -493,8 +493,8 @@ impl ToolCall {
     /// When the server runs the call as a task (SEP-2663), the task is followed to its end
     /// ([`TaskHandle::wait`]): its input requests are answered through the installed
     /// [`InputHandler`](crate::InputHandler), a `failed` task is an `Err` with its JSON-RPC
-    /// error ([`Error::jsonrpc_code`], [`Error::is_task_failed`]), a `cancelled` one an `Err`
-    /// for which [`Error::is_task_cancelled`] is true. The timeout then bounds each request
+    /// error ([`Error::jsonrpc_code`], [`ErrorKind::TaskFailed`](crate::ErrorKind::TaskFailed)), a
+    /// `cancelled` one an `Err` of kind [`ErrorKind::TaskCancelled`](crate::ErrorKind::TaskCancelled). The timeout then bounds each request
     /// (the call, each poll, each update), and following the task is bounded by its TTL and
     /// [`TaskPolling::max_wait`](crate::TaskPolling::max_wait). Dropping the future, or
     /// cancelling the [`cancellation`](Self::cancellation) token, sends `tasks/cancel`.

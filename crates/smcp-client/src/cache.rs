@@ -205,7 +205,7 @@ impl Cache {
     /// The fresh entries seen from `context` (its private ones and the public ones), with the
     /// wall-clock time each expires, as JSON; private entries are written without their
     /// context, so no credential is in the snapshot.
-    fn snapshot(&self, context: &str) -> Value {
+    pub(crate) fn snapshot(&self, context: &str) -> Value {
         let now = Instant::now();
         let wall = now_unix_ms();
         let entries: Vec<Value> = self
@@ -228,7 +228,7 @@ impl Cache {
 
     /// Restores a [`snapshot`](Self::snapshot) under `context`; expired or malformed entries
     /// are skipped. Returns how many were restored.
-    fn restore(&self, context: &str, snapshot: &Value) -> usize {
+    pub(crate) fn restore(&self, context: &str, snapshot: &Value) -> usize {
         let now = Instant::now();
         let wall = now_unix_ms();
         let mut restored = 0;
@@ -283,7 +283,7 @@ impl Cache {
     }
 }
 
-/// Most entries one [`Client::restore_cache`] takes.
+/// Most entries one [`Client::restore_cache`](crate::Client::restore_cache) takes.
 const MAX_RESTORED: usize = 1_000;
 
 fn now_unix_ms() -> u64 {
@@ -291,44 +291,6 @@ fn now_unix_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
         .unwrap_or(0)
-}
-
-impl crate::Client {
-    /// The fresh entries of this client's [`Cache`] (its private ones and the public ones) as
-    /// JSON, each with the wall-clock time it expires, for a host that keeps cached results
-    /// across processes (the `smcp` CLI keeps one file per endpoint and credentials). No
-    /// credential is in it. `None` without a cache.
-    ///
-    /// # Examples
-    ///
-    /// Keeping the cache across restarts:
-    ///
-    /// ```no_run
-    /// # async fn demo(client: smcp_client::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// if let Some(snapshot) = client.cache_snapshot() {
-    ///     std::fs::write("cache.json", serde_json::to_vec(&snapshot)?)?;
-    /// }
-    /// // … in the next run, with a client built with a cache:
-    /// let snapshot: serde_json::Value = serde_json::from_slice(&std::fs::read("cache.json")?)?;
-    /// let restored = client.restore_cache(&snapshot);
-    /// println!("{restored} entries restored");
-    /// # Ok(()) }
-    /// ```
-    pub fn cache_snapshot(&self) -> Option<Value> {
-        let cache = self.inner.cache.as_ref()?;
-        Some(cache.snapshot(&self.inner.auth_context))
-    }
-
-    /// Restores a [`cache_snapshot`](Self::cache_snapshot) into this client's cache, private
-    /// entries under this client's credentials; entries expired since are skipped. Restore
-    /// only a snapshot taken for the same endpoint and credentials. Returns how many entries
-    /// were restored (0 without a cache).
-    pub fn restore_cache(&self, snapshot: &Value) -> usize {
-        match &self.inner.cache {
-            Some(cache) => cache.restore(&self.inner.auth_context, snapshot),
-            None => 0,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,29 +1,36 @@
-//! The public error type: opaque, with predicates (hyper style).
+//! The public error type: opaque, classified by [`Error::kind`] (an [`ErrorKind`]), with a few
+//! predicates for the questions that span several kinds and accessors for the details.
 //!
-//! Callers ask [`Error::is_timeout`], [`Error::jsonrpc_code`], [`Error::status`] and friends
-//! instead of matching on variants, so the private [`Kind`] can grow without breaking anyone.
-//! The `Display` text is meant for people and is not a stable interface.
+//! Callers match on [`Error::kind`] or ask [`Error::is_timeout`], [`Error::jsonrpc_code`],
+//! [`Error::status`] and friends instead of matching on variants, so the private [`Kind`] can
+//! grow without breaking anyone. The `Display` text is meant for people and is not a stable
+//! interface.
 
 use std::fmt;
 
 use smcp_proto::error::ErrorObject;
 
+use crate::error_kind::ErrorKind;
+
 /// Everything that can go wrong talking to an MCP server.
 ///
-/// Ask it what happened with its predicates rather than parsing its text:
+/// Ask it what happened with [`Error::kind`] (an [`ErrorKind`]: one per way of failing) and its
+/// accessors rather than parsing its text:
 ///
-/// | question | predicate |
+/// | question | ask |
 /// |---|---|
+/// | what happened | [`Error::kind`] |
 /// | the server answered with a JSON-RPC error | [`Error::jsonrpc_code`], [`Error::jsonrpc_error`] |
-/// | no server there, or the wrong scheme or path | [`Error::is_connection_refused`], [`Error::is_not_tls`], [`Error::is_not_http`], [`Error::is_wrong_endpoint`] |
-/// | TLS | [`Error::is_tls`], [`Error::is_untrusted_certificate`] |
-/// | time and cancellation | [`Error::is_timeout`], [`Error::is_connect_timeout`], [`Error::is_cancelled`] |
+/// | the HTTP status | [`Error::status`], [`Error::is_http_status`] |
+/// | the server could not be reached (any connection or TLS failure, a stdio server that would not start) | [`Error::is_connect`] |
+/// | time and cancellation | [`Error::is_timeout`], [`Error::is_cancelled`] |
 /// | the server broke the protocol | [`Error::is_protocol_violation`], [`Error::output_schema_path`] |
-/// | tasks (SEP-2663) | [`Error::is_task_failed`], [`Error::is_task_cancelled`], [`Error::task_id`] |
-/// | stdio | [`Error::is_server_exited`], [`Error::exit_status`], [`Error::is_closed`] |
-/// | files (SEP-2631) | [`Error::is_file_transfer`], [`Error::transfer_error`] |
+/// | tasks (SEP-2663) | [`Error::task_id`] |
+/// | stdio | [`Error::exit_status`] |
+/// | files (SEP-2631) | [`Error::transfer_error`] |
 /// | configuration | [`Error::is_config`] |
-/// | authorization (feature `oauth`) | `Error::is_auth`, `Error::auth_error`, [`Error::status`] 401/403 |
+/// | authorization (feature `oauth`) | `Error::auth_error`, [`Error::status`] 401/403 |
+/// | the version a server of an older revision negotiated | [`Error::negotiated_version`] |
 ///
 /// A tool that fails is not an `Err`: its result has `isError: true`
 /// ([`CallToolResult::is_error`](smcp_proto::server::tools::CallToolResult::is_error)).
@@ -31,11 +38,13 @@ use smcp_proto::error::ErrorObject;
 /// # Examples
 ///
 /// ```no_run
+/// use smcp_client::ErrorKind;
+///
 /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
 /// match client.call_tool("search", serde_json::json!({"q": "rust"})).await {
 ///     Ok(result) if result.is_error() => eprintln!("the tool failed: {}", result.text_content()),
 ///     Ok(result) => println!("{}", result.text_content()),
-///     Err(e) if e.is_connection_refused() => eprintln!("no server at {}: is it running?", client.url()),
+///     Err(e) if e.kind() == ErrorKind::ConnectionRefused => eprintln!("no server at {}: is it running?", client.url()),
 ///     Err(e) if e.jsonrpc_code() == Some(-32602) => eprintln!("bad arguments: {e}"),
 ///     Err(e) if e.is_timeout() => eprintln!("timed out"),
 ///     Err(e) => return Err(e),
@@ -281,6 +290,42 @@ fn tls_error(e: &reqwest::Error) -> Option<&rustls::Error> {
         .find_map(|c| c.downcast_ref::<rustls::Error>())
 }
 
+/// The kind of a transport error. The more specific diagnoses go first: a TLS failure is also
+/// a connect error, and a refused or timed-out connection is not worth calling a TLS one.
+fn transport_kind(e: &reqwest::Error) -> ErrorKind {
+    let tls = tls_error(e);
+    if matches!(
+        tls,
+        Some(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::UnknownIssuer | rustls::CertificateError::BadSignature
+        ))
+    ) {
+        ErrorKind::UntrustedCertificate
+    } else if matches!(tls, Some(rustls::Error::InvalidMessage(_))) {
+        ErrorKind::NotTls
+    } else if tls.is_some() {
+        ErrorKind::Tls
+    } else if causes(e).into_iter().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+    }) {
+        ErrorKind::ConnectionRefused
+    } else if e.is_connect() && e.is_timeout() {
+        ErrorKind::ConnectTimeout
+    } else if e.url().is_some_and(|u| u.scheme() == "http")
+        && !e.is_connect()
+        && !e.is_timeout()
+        && e.status().is_none()
+        && (e.is_request() || e.is_body() || e.is_decode())
+    {
+        ErrorKind::NotHttp
+    } else if e.is_timeout() {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Transport
+    }
+}
+
 fn hint_for(status: u16, body: &str) -> String {
     let hint = match status {
         413 => " (payload too large: the server refused the request size)",
@@ -307,13 +352,47 @@ impl Error {
         Self::new(Kind::Protocol(message.into()))
     }
 
-    /// Whether a SEP-2631 file transfer failed (refused descriptor, integrity mismatch,
-    /// data-plane HTTP error, local I/O); [`Error::transfer_error`] says which.
-    pub fn is_file_transfer(&self) -> bool {
-        matches!(*self.inner, Kind::File(_))
+    /// What went wrong, one [`ErrorKind`] per way of failing: match on it instead of asking
+    /// predicate after predicate. The details stay on the accessors ([`Error::jsonrpc_error`],
+    /// [`Error::status`], [`Error::task_id`], [`Error::transfer_error`], …).
+    ///
+    /// ```
+    /// use smcp_client::ErrorKind;
+    ///
+    /// let err = smcp_client::Client::builder("not a url").build().unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Config);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match &*self.inner {
+            Kind::Config(_) => ErrorKind::Config,
+            Kind::Transport(e) => transport_kind(e),
+            Kind::Timeout(_) => ErrorKind::Timeout,
+            Kind::Cancelled | Kind::CancelledTask { .. } => ErrorKind::Cancelled,
+            Kind::HttpStatus { .. } => ErrorKind::HttpStatus,
+            Kind::Rpc { .. } => ErrorKind::JsonRpc,
+            Kind::WrongEndpoint { .. } => ErrorKind::WrongEndpoint,
+            Kind::OlderRevision { .. } => ErrorKind::OlderRevision,
+            Kind::NoCommonVersion { .. } => ErrorKind::VersionMismatch,
+            Kind::NotInEra { .. } => ErrorKind::UnsupportedInEra,
+            Kind::Protocol(_) => ErrorKind::ProtocolViolation,
+            Kind::File(_) => ErrorKind::FileTransfer,
+            #[cfg(feature = "oauth")]
+            Kind::Auth(_) => ErrorKind::Auth,
+            Kind::StreamBroken => ErrorKind::StreamBroken,
+            Kind::MrtrLimit(_) => ErrorKind::InputRoundLimit,
+            Kind::Spawn { .. } => ErrorKind::Spawn,
+            Kind::ServerExited { .. } => ErrorKind::ServerExited,
+            Kind::Closed => ErrorKind::Closed,
+            Kind::InputHandler { .. } => ErrorKind::InputHandler,
+            Kind::TaskFailed { .. } => ErrorKind::TaskFailed,
+            Kind::TaskCancelled { .. } => ErrorKind::TaskCancelled,
+            Kind::TaskExpired { .. } => ErrorKind::TaskExpired,
+            Kind::OutputSchema { .. } => ErrorKind::OutputSchema,
+            Kind::InvalidTool { .. } => ErrorKind::InvalidTool,
+        }
     }
 
-    /// The typed reason of a failed SEP-2631 file transfer.
+    /// The typed reason of a failed SEP-2631 file transfer ([`ErrorKind::FileTransfer`]).
     pub fn transfer_error(&self) -> Option<&crate::files::TransferError> {
         match &*self.inner {
             Kind::File(e) => Some(e),
@@ -321,14 +400,8 @@ impl Error {
         }
     }
 
-    /// Whether authorization failed (feature `oauth`); [`Error::auth_error`] says why. A
-    /// `401`/`403` the flow could not fix is an HTTP status error ([`Error::status`]).
-    #[cfg(feature = "oauth")]
-    pub fn is_auth(&self) -> bool {
-        matches!(*self.inner, Kind::Auth(_))
-    }
-
-    /// The typed reason authorization failed.
+    /// The typed reason authorization failed ([`ErrorKind::Auth`]). A `401`/`403` the flow
+    /// could not fix is an HTTP status error ([`Error::status`]).
     #[cfg(feature = "oauth")]
     pub fn auth_error(&self) -> Option<&crate::auth::AuthError> {
         match &*self.inner {
@@ -352,21 +425,10 @@ impl Error {
     }
 
     /// The request was cancelled by the caller (for a call the server runs as a task,
-    /// `tasks/cancel` was sent; [`Error::task_id`] names the task).
+    /// `tasks/cancel` was sent; [`Error::task_id`] names the task): [`ErrorKind::Cancelled`].
+    /// Not a task that ended `cancelled` on its own ([`ErrorKind::TaskCancelled`]).
     pub fn is_cancelled(&self) -> bool {
         matches!(*self.inner, Kind::Cancelled | Kind::CancelledTask { .. })
-    }
-
-    /// A SEP-2663 task ended `cancelled` without this caller asking (the server, or another
-    /// client's `tasks/cancel`). Not [`Error::is_cancelled`].
-    pub fn is_task_cancelled(&self) -> bool {
-        matches!(*self.inner, Kind::TaskCancelled { .. })
-    }
-
-    /// A SEP-2663 task ended `failed`. Its JSON-RPC error is in [`Error::jsonrpc_error`], as
-    /// for a request answered with that error.
-    pub fn is_task_failed(&self) -> bool {
-        matches!(*self.inner, Kind::TaskFailed { .. })
     }
 
     /// The SEP-2663 task this error is about, when the server ran the call as a task and it
@@ -382,27 +444,25 @@ impl Error {
     }
 
     /// The connection could not be made or broke at the HTTP level, or the stdio server could
-    /// not be started.
+    /// not be started: the kinds [`ErrorKind::ConnectionRefused`],
+    /// [`ErrorKind::ConnectTimeout`], [`ErrorKind::UntrustedCertificate`], [`ErrorKind::NotTls`],
+    /// [`ErrorKind::Tls`], [`ErrorKind::NotHttp`], [`ErrorKind::Transport`] and
+    /// [`ErrorKind::Spawn`], and an HTTP read timeout.
     pub fn is_connect(&self) -> bool {
         matches!(&*self.inner, Kind::Transport(_) | Kind::Spawn { .. })
     }
 
     /// The connection to the server could not be made, so the request never reached it (a
     /// resend is safe whatever the method).
-    pub fn is_connect_failure(&self) -> bool {
+    pub(crate) fn is_connect_failure(&self) -> bool {
         match &*self.inner {
             Kind::Transport(e) => e.is_connect(),
             _ => false,
         }
     }
 
-    /// The stdio server exited or closed its stdout: the request is lost (it is never retried).
-    /// [`Error::exit_status`] tells how it exited, when known.
-    pub fn is_server_exited(&self) -> bool {
-        matches!(*self.inner, Kind::ServerExited { .. })
-    }
-
-    /// The exit status of a stdio server that exited ([`Error::is_server_exited`]).
+    /// The exit status of a stdio server that exited ([`ErrorKind::ServerExited`]), when it
+    /// was reaped.
     pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
         match &*self.inner {
             Kind::ServerExited { status } => *status,
@@ -410,13 +470,9 @@ impl Error {
         }
     }
 
-    /// The client was closed with [`Client::close`](crate::Client::close) before the
-    /// response arrived.
-    pub fn is_closed(&self) -> bool {
-        matches!(*self.inner, Kind::Closed)
-    }
-
-    /// The server answered with a non-success HTTP status.
+    /// The server answered with a non-success HTTP status (whatever the body: the kinds
+    /// [`ErrorKind::HttpStatus`], [`ErrorKind::WrongEndpoint`], [`ErrorKind::OlderRevision`],
+    /// and a [`ErrorKind::JsonRpc`] error carried by one).
     pub fn is_http_status(&self) -> bool {
         self.status().is_some_and(|s| !(200..300).contains(&s))
     }
@@ -455,7 +511,8 @@ impl Error {
     /// result of the wrong shape, or (stdio) a stdout line over the length cap, which fails
     /// every request in flight.
     /// A tool result whose `structuredContent` breaks the tool's `outputSchema` is one too
-    /// ([`Error::output_schema_path`]).
+    /// ([`Error::output_schema_path`]). The kinds [`ErrorKind::ProtocolViolation`] and
+    /// [`ErrorKind::OutputSchema`].
     pub fn is_protocol_violation(&self) -> bool {
         matches!(*self.inner, Kind::Protocol(_) | Kind::OutputSchema { .. })
     }
@@ -472,28 +529,30 @@ impl Error {
 
     /// The response stream ended before the response arrived. The request is lost; it is
     /// never retried automatically (a `tools/call` may have had effects).
-    pub fn is_stream_broken(&self) -> bool {
+    pub(crate) fn is_stream_broken(&self) -> bool {
         matches!(*self.inner, Kind::StreamBroken)
     }
 
     /// The server answered like a pre-2026-07-28 server (400/404/405 without a modern error).
-    pub fn is_older_revision(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_older_revision(&self) -> bool {
         matches!(*self.inner, Kind::OlderRevision { .. })
     }
 
     /// Client and server share no protocol version: the text names what each side offered.
-    pub fn is_version_mismatch(&self) -> bool {
+    pub(crate) fn is_version_mismatch(&self) -> bool {
         matches!(*self.inner, Kind::NoCommonVersion { .. })
     }
 
     /// A feature that exists only in MCP 2026-07-28 (`server/discover`, `subscriptions/listen`
     /// filters it cannot map, SEP-2631 files, SEP-2663 tasks, `requestState`) was asked of a
     /// server that negotiated an older revision; [`Error::negotiated_version`] names it.
-    pub fn is_unsupported_in_era(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_unsupported_in_era(&self) -> bool {
         matches!(*self.inner, Kind::NotInEra { .. })
     }
 
-    /// For [`Error::is_unsupported_in_era`]: the protocol version the server negotiated.
+    /// For [`ErrorKind::UnsupportedInEra`]: the protocol version the server negotiated.
     pub fn negotiated_version(&self) -> Option<&str> {
         match &*self.inner {
             Kind::NotInEra { version, .. } => Some(version),
@@ -503,91 +562,8 @@ impl Error {
 
     /// The server answered 404 or 405 with a body that shows no sign of MCP (empty, HTML, plain
     /// text): the URL's path is most likely not the MCP endpoint.
-    pub fn is_wrong_endpoint(&self) -> bool {
+    pub(crate) fn is_wrong_endpoint(&self) -> bool {
         matches!(*self.inner, Kind::WrongEndpoint { .. })
-    }
-
-    /// The server refused the TCP connection (nothing listens at that address and port).
-    pub fn is_connection_refused(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => causes(e).into_iter().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-            }),
-            _ => false,
-        }
-    }
-
-    /// The connection (TCP, then the TLS handshake) was not established within the connect
-    /// timeout ([`ClientBuilder::connect_timeout`](crate::ClientBuilder::connect_timeout)).
-    pub fn is_connect_timeout(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => e.is_connect() && e.is_timeout(),
-            _ => false,
-        }
-    }
-
-    /// The TLS handshake failed (an untrusted or invalid certificate, a peer that does not
-    /// speak TLS, no common parameters).
-    pub fn is_tls(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => tls_error(e).is_some(),
-            _ => false,
-        }
-    }
-
-    /// The server's certificate does not chain to a trusted root (e.g. a development CA that
-    /// was not added with [`ClientBuilder::ca_cert_pem`](crate::ClientBuilder::ca_cert_pem)).
-    pub fn is_untrusted_certificate(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => matches!(
-                tls_error(e),
-                Some(rustls::Error::InvalidCertificate(
-                    rustls::CertificateError::UnknownIssuer
-                        | rustls::CertificateError::BadSignature
-                ))
-            ),
-            _ => false,
-        }
-    }
-
-    /// The URL is `https` but the server answered in something that is not TLS (most likely
-    /// plain HTTP: the URL should be `http`).
-    pub fn is_not_tls(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => matches!(tls_error(e), Some(rustls::Error::InvalidMessage(_))),
-            _ => false,
-        }
-    }
-
-    /// The URL is `http` but the connection closed, or the answer was not HTTP, before any
-    /// response: typical of a TLS port (the URL should be `https`).
-    pub fn is_not_http(&self) -> bool {
-        match &*self.inner {
-            Kind::Transport(e) => {
-                e.url().is_some_and(|u| u.scheme() == "http")
-                    && !e.is_connect()
-                    && !e.is_timeout()
-                    && e.status().is_none()
-                    && (e.is_request() || e.is_body() || e.is_decode())
-            }
-            _ => false,
-        }
-    }
-
-    /// The MRTR round cap was reached.
-    pub fn is_mrtr_limit(&self) -> bool {
-        matches!(*self.inner, Kind::MrtrLimit(_))
-    }
-
-    /// The installed input handler failed or does not handle the requested kind.
-    pub fn is_input_handler(&self) -> bool {
-        matches!(*self.inner, Kind::InputHandler { .. })
-    }
-
-    /// The client refused to call a tool whose `x-mcp-header` annotations are invalid.
-    pub fn is_invalid_tool(&self) -> bool {
-        matches!(*self.inner, Kind::InvalidTool { .. })
     }
 
     /// Whether a refusal of a 2026-07-28 request means "this server speaks an older revision"
@@ -614,7 +590,8 @@ impl Error {
         }
     }
 
-    /// The client was configured with an unusable option (URL, header, …).
+    /// The client was configured with an unusable option (URL, header, …), or a call got
+    /// unusable arguments: [`ErrorKind::Config`].
     pub fn is_config(&self) -> bool {
         matches!(*self.inner, Kind::Config(_))
     }
@@ -654,3 +631,390 @@ impl From<Kind> for Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    //! `Error::kind` for every `ErrorKind`: each test makes the error (the transport kinds
+    //! from real sockets) and asserts its kind. Only this module's names are used, so the
+    //! tests add no edge from `error.rs` to the modules that build errors.
+
+    use std::time::Duration;
+
+    use smcp_proto::error::ErrorObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    fn kind_of(kind: Kind) -> ErrorKind {
+        Error::new(kind).kind()
+    }
+
+    /// The transport error of a GET with `client`.
+    async fn get_error(client: &reqwest::Client, url: &str) -> Error {
+        match client.get(url).send().await {
+            Ok(r) => panic!("{url} answered {}", r.status()),
+            Err(e) => Error::new(Kind::Transport(e)),
+        }
+    }
+
+    /// A TCP server that runs `answer` on every connection.
+    async fn tcp_server<F, Fut>(answer: F) -> std::net::SocketAddr
+    where
+        F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(answer(socket));
+            }
+        });
+        addr
+    }
+
+    /// An HTTPS server with a throwaway CA's certificate for 127.0.0.1; returns its address
+    /// and the CA (PEM).
+    async fn tls_server(tag: &str) -> (std::net::SocketAddr, Vec<u8>) {
+        let dir = std::env::temp_dir().join(format!(
+            "smcp-client-error-kind-{tag}-{}",
+            std::process::id()
+        ));
+        let certs = smcp_server::http::tls::write_dev_certificates(&dir, &["127.0.0.1"]).unwrap();
+        let config = smcp_server::http::tls::config_from_files(&certs.cert, &certs.key).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(smcp_server::serve(
+            listener,
+            axum::Router::new().route("/", axum::routing::get(|| async { "ok" })),
+            smcp_server::ServeOptions {
+                tls: Some(config),
+                ..smcp_server::ServeOptions::default()
+            },
+            std::future::pending::<()>(),
+        ));
+        (addr, std::fs::read(&certs.ca_cert).unwrap())
+    }
+
+    #[test]
+    fn config() {
+        let e = Error::config("invalid server URL \"not a url\"");
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.is_config());
+    }
+
+    #[tokio::test]
+    async fn connection_refused() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = get_error(
+            &reqwest::Client::new(),
+            &format!("http://127.0.0.1:{port}/"),
+        )
+        .await;
+        assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
+        assert!(e.is_connect() && e.is_connect_failure());
+    }
+
+    #[tokio::test]
+    async fn connect_timeout() {
+        // The TCP connection is accepted, the TLS handshake never answered.
+        let addr = tcp_server(|socket| async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(socket);
+        })
+        .await;
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_millis(200))
+            .build()
+            .unwrap();
+        let e = get_error(&client, &format!("https://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::ConnectTimeout, "{e}");
+        assert!(e.is_connect() && e.is_timeout());
+    }
+
+    #[tokio::test]
+    async fn untrusted_certificate() {
+        let (addr, _ca) = tls_server("untrusted").await;
+        let e = get_error(&reqwest::Client::new(), &format!("https://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::UntrustedCertificate, "{e}");
+    }
+
+    #[tokio::test]
+    async fn tls_failure_of_another_kind() {
+        // The CA is trusted, but the certificate is for 127.0.0.1, not for this name.
+        let (addr, ca) = tls_server("name").await;
+        let client = reqwest::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+            .resolve("other.test", addr)
+            .build()
+            .unwrap();
+        let e = get_error(&client, &format!("https://other.test:{}/", addr.port())).await;
+        assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+        assert!(e.is_connect());
+    }
+
+    #[tokio::test]
+    async fn not_tls() {
+        // A plain HTTP server on the port an https URL names.
+        let addr = tcp_server(|mut socket| async move {
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        })
+        .await;
+        let e = get_error(&reqwest::Client::new(), &format!("https://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::NotTls, "{e}");
+    }
+
+    #[tokio::test]
+    async fn not_http() {
+        // The connection closes without an HTTP answer, as a TLS port does to plain HTTP.
+        let addr = tcp_server(|mut socket| async move {
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+        })
+        .await;
+        let e = get_error(&reqwest::Client::new(), &format!("http://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::NotHttp, "{e}");
+    }
+
+    #[tokio::test]
+    async fn transport_failure_of_another_kind() {
+        // A redirect loop: an HTTP failure that is none of the diagnosed ones.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = axum::Router::new().route(
+            "/",
+            axum::routing::get(|| async { axum::response::Redirect::temporary("/") }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let e = get_error(&reqwest::Client::new(), &format!("http://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::Transport, "{e}");
+        assert!(e.is_connect());
+    }
+
+    #[test]
+    fn spawn() {
+        let program = "/nonexistent/smcp-error-kind-test";
+        let source = std::process::Command::new(program).spawn().unwrap_err();
+        let e = Error::new(Kind::Spawn {
+            program: program.into(),
+            source,
+        });
+        assert_eq!(e.kind(), ErrorKind::Spawn, "{e}");
+        assert!(e.is_connect());
+    }
+
+    #[test]
+    fn timeout() {
+        let e = Error::new(Kind::Timeout(Duration::from_secs(60)));
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        assert!(e.is_timeout());
+    }
+
+    #[tokio::test]
+    async fn timeout_reading_the_response() {
+        let addr = tcp_server(|mut socket| async move {
+            let mut buf = [0u8; 1024];
+            let _ = socket.read(&mut buf).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(200))
+            .build()
+            .unwrap();
+        let e = get_error(&client, &format!("http://{addr}/")).await;
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        assert!(e.is_timeout());
+    }
+
+    #[test]
+    fn cancelled() {
+        assert_eq!(kind_of(Kind::Cancelled), ErrorKind::Cancelled);
+        let e = Error::new(Kind::CancelledTask {
+            task_id: "t1".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::Cancelled);
+        assert!(e.is_cancelled() && e.task_id() == Some("t1"));
+    }
+
+    #[test]
+    fn http_status() {
+        let e = Error::new(Kind::HttpStatus {
+            status: 502,
+            body: String::new(),
+        });
+        assert_eq!(e.kind(), ErrorKind::HttpStatus);
+        assert!(e.is_http_status());
+    }
+
+    #[test]
+    fn wrong_endpoint() {
+        let e = Error::new(Kind::WrongEndpoint {
+            status: 404,
+            body: "<html>".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::WrongEndpoint);
+        assert!(e.is_http_status() && e.is_wrong_endpoint());
+    }
+
+    #[test]
+    fn json_rpc() {
+        let e = Error::new(Kind::Rpc {
+            status: Some(200),
+            error: ErrorObject::new(-32602, "bad arguments"),
+        });
+        assert_eq!(e.kind(), ErrorKind::JsonRpc);
+        assert_eq!(e.jsonrpc_code(), Some(-32602));
+    }
+
+    #[test]
+    fn older_revision() {
+        let e = Error::new(Kind::OlderRevision {
+            status: 400,
+            detail: "pinned".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::OlderRevision);
+        assert!(e.is_older_revision());
+    }
+
+    #[test]
+    fn version_mismatch() {
+        let e = Error::new(Kind::NoCommonVersion {
+            offered: vec!["2026-07-28".into()],
+            speaks: vec!["2026-07-28".into()],
+            server: "answered with 2024-10-07".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::VersionMismatch);
+        assert!(e.is_version_mismatch());
+    }
+
+    #[test]
+    fn unsupported_in_era() {
+        let e = Error::new(Kind::NotInEra {
+            feature: "server/discover".into(),
+            version: "2025-11-25".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::UnsupportedInEra);
+        assert_eq!(e.negotiated_version(), Some("2025-11-25"));
+    }
+
+    #[test]
+    fn protocol_violation() {
+        let e = Error::protocol("unknown resultType \"later\"");
+        assert_eq!(e.kind(), ErrorKind::ProtocolViolation, "{e}");
+        assert!(e.is_protocol_violation());
+    }
+
+    #[test]
+    fn output_schema() {
+        let e = Error::new(Kind::OutputSchema {
+            tool: "t".into(),
+            path: "/n".into(),
+            problem: "not a number".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::OutputSchema);
+        assert!(e.is_protocol_violation() && e.output_schema_path() == Some("/n"));
+    }
+
+    #[test]
+    fn file_transfer() {
+        let e = Error::from(crate::files::TransferError::InvalidMimeType {
+            mime_type: "nope".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::FileTransfer);
+        assert!(e.transfer_error().is_some());
+    }
+
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn auth() {
+        let e = Error::new(Kind::Auth(crate::auth::AuthError::Authorizer(
+            "the user closed the browser".into(),
+        )));
+        assert_eq!(e.kind(), ErrorKind::Auth);
+        assert!(e.auth_error().is_some());
+    }
+
+    #[test]
+    fn stream_broken() {
+        let e = Error::new(Kind::StreamBroken);
+        assert_eq!(e.kind(), ErrorKind::StreamBroken);
+        assert!(e.is_stream_broken());
+    }
+
+    #[test]
+    fn input_round_limit() {
+        assert_eq!(kind_of(Kind::MrtrLimit(9)), ErrorKind::InputRoundLimit);
+    }
+
+    #[test]
+    fn server_exited() {
+        let e = Error::new(Kind::ServerExited { status: None });
+        assert_eq!(e.kind(), ErrorKind::ServerExited);
+        assert_eq!(e.exit_status(), None);
+    }
+
+    #[test]
+    fn closed() {
+        assert_eq!(kind_of(Kind::Closed), ErrorKind::Closed);
+    }
+
+    #[test]
+    fn input_handler() {
+        let e = Error::new(Kind::InputHandler {
+            method: "elicitation/create".into(),
+            message: "no terminal".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::InputHandler);
+    }
+
+    #[test]
+    fn task_failed() {
+        let e = Error::new(Kind::TaskFailed {
+            task_id: "t1".into(),
+            error: ErrorObject::new(-32603, "boom"),
+        });
+        assert_eq!(e.kind(), ErrorKind::TaskFailed);
+        assert_eq!(e.jsonrpc_code(), Some(-32603));
+        assert_eq!(e.task_id(), Some("t1"));
+    }
+
+    #[test]
+    fn task_cancelled() {
+        let e = Error::new(Kind::TaskCancelled {
+            task_id: "t1".into(),
+            message: None,
+        });
+        assert_eq!(e.kind(), ErrorKind::TaskCancelled);
+        assert!(!e.is_cancelled(), "not cancelled by this caller");
+    }
+
+    #[test]
+    fn task_expired() {
+        let e = Error::new(Kind::TaskExpired {
+            task_id: "t1".into(),
+            after: Duration::from_secs(60),
+        });
+        assert_eq!(e.kind(), ErrorKind::TaskExpired);
+        assert!(e.is_timeout());
+    }
+
+    #[test]
+    fn invalid_tool() {
+        let e = Error::new(Kind::InvalidTool {
+            name: "t".into(),
+            reason: "bad x-mcp-header".into(),
+        });
+        assert_eq!(e.kind(), ErrorKind::InvalidTool);
+    }
+}

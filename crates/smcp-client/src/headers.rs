@@ -259,7 +259,7 @@ mod tests {
         ]);
         assert_eq!(usable.len(), 1);
         let err = catalog.params_for("bad").err();
-        assert!(err.is_some_and(|e| e.is_invalid_tool()));
+        assert!(err.is_some_and(|e| e.kind() == crate::ErrorKind::InvalidTool));
         assert!(catalog.knows("bad") && catalog.knows("ok") && !catalog.knows("new"));
         assert!(catalog.params_for("new").is_ok_and(|p| p.is_empty()));
     }

@@ -28,14 +28,14 @@
 //! | `legacy` | the installed base: era detection and fallback ([`Era`]), stateful 2025-xx sessions ([`SessionInfo`]), 2024-11-05 HTTP+SSE |
 //! | `stdio` | [`StdioCommand`]: the child process, the stdout demultiplexer, cancellation, shutdown |
 //! | `headers` | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; the validated tool catalog |
-//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures) and the declared capabilities |
+//! | `mrtr` | [`InputHandler`] (elicitation, sampling, roots; [`FnInputHandler`] from closures, [`InputHandlerError`] when it cannot answer) and the declared capabilities |
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream (task status included) |
 //! | `tasks` | SEP-2663: following a task ([`TaskHandle`], [`TaskPolling`]), `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
 //! | `files` | SEP-2631: file arguments, uploads (path, bytes, any `AsyncRead`), verified downloads (to disk or any `AsyncWrite`), [`TransferError`] |
 //! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
 //! | `auth` | OAuth 2.1 (feature `oauth`): discovery, registration, PKCE, the browser step ([`auth::Authorizer`]), token stores, step-up |
-//! | `error` | the opaque [`Error`] with predicates |
+//! | `error` | the opaque [`Error`]: [`Error::kind`] (an [`ErrorKind`]), a few predicates, the accessors |
 //!
 //! # Features
 //!
@@ -53,6 +53,7 @@ mod cache;
 mod client;
 mod connection;
 mod error;
+mod error_kind;
 pub mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -75,11 +76,14 @@ pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;
 pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
+pub use error_kind::ErrorKind;
 pub use files::{FileTransfer, Progress, TransferError};
 pub use futures_util::future::BoxFuture;
 pub use legacy::{Era, SessionInfo};
 pub use listen::{Subscription, SubscriptionEvent};
-pub use mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+#[allow(deprecated)]
+pub use mrtr::HandlerError;
+pub use mrtr::{FnInputHandler, InputHandler, InputHandlerError, InputKinds};
 pub use page::Page;
 pub use retry::RetryPolicy;
 pub use smcp_proto as proto;
@@ -93,8 +97,11 @@ pub mod prelude {
     pub use crate::api::{ToolCall, ToolCallOutcome};
     pub use crate::client::{Client, ClientBuilder};
     pub use crate::error::{Error, Result};
+    pub use crate::error_kind::ErrorKind;
     pub use crate::listen::{Subscription, SubscriptionEvent};
-    pub use crate::mrtr::{FnInputHandler, HandlerError, InputHandler, InputKinds};
+    #[allow(deprecated)]
+    pub use crate::mrtr::HandlerError;
+    pub use crate::mrtr::{FnInputHandler, InputHandler, InputHandlerError, InputKinds};
     pub use crate::page::Page;
     pub use crate::stdio::StdioCommand;
     pub use smcp_proto::client::elicitation::{ElicitRequestParams, ElicitResult};

@@ -76,26 +76,39 @@ impl InputKinds {
     }
 }
 
-/// The error an [`InputHandler`] returns when it cannot answer.
+/// The error an [`InputHandler`] returns when it cannot answer an input request (elicitation,
+/// sampling, roots). The call that needed the input then fails with an [`Error`](crate::Error)
+/// of kind [`ErrorKind::InputHandler`](crate::ErrorKind::InputHandler).
+///
+/// Named for what it is: not the failure of a server-side handler (that is
+/// `smcp_server::HandlerError`), the failure of this client's input handler.
 ///
 /// # Examples
 ///
 /// ```
-/// use smcp_client::HandlerError;
+/// use smcp_client::InputHandlerError;
 /// use smcp_client::proto::client::elicitation::ElicitResult;
 ///
-/// async fn ask_user() -> Result<ElicitResult, HandlerError> {
+/// async fn ask_user() -> Result<ElicitResult, InputHandlerError> {
 ///     let console = std::io::stdin();
 ///     let mut line = String::new();
-///     console.read_line(&mut line).map_err(|e| HandlerError::new(format!("no terminal: {e}")))?;
+///     console.read_line(&mut line).map_err(|e| InputHandlerError::new(format!("no terminal: {e}")))?;
 ///     Ok(if line.trim() == "y" { ElicitResult::accept(Default::default()) } else { ElicitResult::decline() })
 /// }
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct HandlerError(pub String);
+pub struct InputHandlerError(pub String);
 
-impl HandlerError {
+/// The former name of [`InputHandlerError`], kept so code written against it still builds
+/// (with a deprecation warning).
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `InputHandlerError` (the error of an input handler; `smcp_server::HandlerError` is the server's)"
+)]
+pub type HandlerError = InputHandlerError;
+
+impl InputHandlerError {
     /// An error with a message.
     pub fn new(message: impl Into<String>) -> Self {
         Self(message.into())
@@ -117,7 +130,7 @@ impl HandlerError {
 /// ```
 /// use std::collections::BTreeMap;
 /// use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-/// use smcp_client::{BoxFuture, Client, HandlerError, InputHandler, InputKinds};
+/// use smcp_client::{BoxFuture, Client, InputHandlerError, InputHandler, InputKinds};
 ///
 /// struct Preset {
 ///     answers: BTreeMap<String, ElicitValue>,
@@ -128,7 +141,7 @@ impl HandlerError {
 ///         InputKinds { elicitation_form: true, ..InputKinds::default() }
 ///     }
 ///
-///     fn elicit(&self, params: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+///     fn elicit(&self, params: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
 ///         Box::pin(async move {
 ///             Ok(match params {
 ///                 ElicitRequestParams::Form(_) => ElicitResult::accept(self.answers.clone()),
@@ -152,46 +165,46 @@ pub trait InputHandler: Send + Sync + 'static {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         let _ = params;
-        Box::pin(async { Err(HandlerError::new("elicitation is not supported")) })
+        Box::pin(async { Err(InputHandlerError::new("elicitation is not supported")) })
     }
 
     /// Answers `sampling/createMessage`.
     fn create_message(
         &self,
         params: CreateMessageRequestParams,
-    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<CreateMessageResult, InputHandlerError>> {
         let _ = params;
-        Box::pin(async { Err(HandlerError::new("sampling is not supported")) })
+        Box::pin(async { Err(InputHandlerError::new("sampling is not supported")) })
     }
 
     /// Answers `roots/list`.
     fn list_roots(
         &self,
         params: Option<ListRootsRequestParams>,
-    ) -> BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<ListRootsResult, InputHandlerError>> {
         let _ = params;
-        Box::pin(async { Err(HandlerError::new("roots are not supported")) })
+        Box::pin(async { Err(InputHandlerError::new("roots are not supported")) })
     }
 }
 
 type ElicitFn = Arc<
-    dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, HandlerError>>
+    dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, InputHandlerError>>
         + Send
         + Sync,
 >;
 type SampleFn = Arc<
     dyn Fn(
             CreateMessageRequestParams,
-        ) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>>
+        ) -> BoxFuture<'static, Result<CreateMessageResult, InputHandlerError>>
         + Send
         + Sync,
 >;
 type RootsFn = Arc<
     dyn Fn(
             Option<ListRootsRequestParams>,
-        ) -> BoxFuture<'static, Result<ListRootsResult, HandlerError>>
+        ) -> BoxFuture<'static, Result<ListRootsResult, InputHandlerError>>
         + Send
         + Sync,
 >;
@@ -250,7 +263,7 @@ impl FnInputHandler {
     pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<ElicitResult, InputHandlerError>> + Send + 'static,
     {
         self.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
         self
@@ -291,7 +304,7 @@ impl FnInputHandler {
     pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<CreateMessageResult, HandlerError>>
+        Fut: std::future::Future<Output = Result<CreateMessageResult, InputHandlerError>>
             + Send
             + 'static,
     {
@@ -304,7 +317,9 @@ impl FnInputHandler {
     pub fn on_roots<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(Option<ListRootsRequestParams>) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<ListRootsResult, HandlerError>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<ListRootsResult, InputHandlerError>>
+            + Send
+            + 'static,
     {
         self.roots = Some(Arc::new(move |p| Box::pin(f(p))));
         self
@@ -324,35 +339,35 @@ impl InputHandler for FnInputHandler {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         match &self.elicit {
             Some(f) => f(params),
-            None => Box::pin(async { Err(HandlerError::new("elicitation is not supported")) }),
+            None => Box::pin(async { Err(InputHandlerError::new("elicitation is not supported")) }),
         }
     }
 
     fn create_message(
         &self,
         params: CreateMessageRequestParams,
-    ) -> BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<CreateMessageResult, InputHandlerError>> {
         match &self.sample {
             Some(f) => f(params),
-            None => Box::pin(async { Err(HandlerError::new("sampling is not supported")) }),
+            None => Box::pin(async { Err(InputHandlerError::new("sampling is not supported")) }),
         }
     }
 
     fn list_roots(
         &self,
         params: Option<ListRootsRequestParams>,
-    ) -> BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
+    ) -> BoxFuture<'_, Result<ListRootsResult, InputHandlerError>> {
         match &self.roots {
             Some(f) => f(params),
-            None => Box::pin(async { Err(HandlerError::new("roots are not supported")) }),
+            None => Box::pin(async { Err(InputHandlerError::new("roots are not supported")) }),
         }
     }
 }
 
-impl From<serde_json::Error> for HandlerError {
+impl From<serde_json::Error> for InputHandlerError {
     fn from(error: serde_json::Error) -> Self {
         Self(error.to_string())
     }
@@ -389,7 +404,7 @@ pub(crate) async fn fulfil(
                 )));
             }
         };
-        let fail = |e: HandlerError| {
+        let fail = |e: InputHandlerError| {
             Error::new(Kind::InputHandler {
                 method: method.to_owned(),
                 message: e.0,
@@ -436,7 +451,7 @@ impl std::fmt::Debug for HandlerBox {
 }
 
 /// Resolves the file references in an elicitation answer (SEP-2631). Implemented by the
-/// client (`files/mod.rs`), so that this module does not depend on it.
+/// client (`files/arguments.rs`), so that this module does not depend on it.
 pub(crate) trait ElicitedFiles: Sync {
     /// Uploads the files the answer to a form with `schema` names and puts their references
     /// in their place.
@@ -445,4 +460,18 @@ pub(crate) trait ElicitedFiles: Sync {
         schema: &'a Value,
         answer: &'a mut ElicitResult,
     ) -> BoxFuture<'a, Result<()>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(deprecated)]
+    fn the_former_name_still_builds_the_same_error() {
+        let old: HandlerError = HandlerError::new("no terminal");
+        let new: InputHandlerError = old.clone();
+        assert_eq!(new.to_string(), "no terminal");
+        assert_eq!(new.0, old.0);
+    }
 }

@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Client, ResultKind, decode, result_kind, with_timeout};
 use crate::error::{Error, Kind, Result};
+use crate::error_kind::ErrorKind;
 use crate::mrtr::{ElicitedFiles, fulfil};
 
 pub use crate::task_polling::TaskPolling;
@@ -338,20 +339,20 @@ impl TaskHandle {
 
     /// Follows the task to its end (see the [module docs](crate::tasks)) and returns its
     /// `CallToolResult`. A `failed` task is an `Err` with its JSON-RPC error, a `cancelled`
-    /// one an `Err` for which [`Error::is_task_cancelled`] is true. Dropping the future
+    /// one an `Err` of kind [`ErrorKind::TaskCancelled`]. Dropping the future
     /// before the task ended sends `tasks/cancel`.
     ///
     /// # Examples
     ///
     /// ```no_run
-    /// use smcp_client::ToolCallOutcome;
+    /// use smcp_client::{ErrorKind, ToolCallOutcome};
     ///
     /// # async fn demo(client: smcp_client::Client) -> Result<(), smcp_client::Error> {
     /// if let ToolCallOutcome::Task(task) = client.call_tool_task("render", serde_json::json!({})).await? {
     ///     let id = task.id().to_owned(); // keep it to resume after a restart
     ///     match task.wait().await {
     ///         Ok(result) => println!("{}", result.text_content()),
-    ///         Err(e) if e.is_task_failed() => println!("task {id} failed: {:?}", e.jsonrpc_error()),
+    ///         Err(e) if e.kind() == ErrorKind::TaskFailed => println!("task {id} failed: {:?}", e.jsonrpc_error()),
     ///         Err(e) => return Err(e),
     ///     }
     /// }
@@ -413,7 +414,7 @@ impl TaskHandle {
         };
         let ended = match &result {
             Ok(_) => true,
-            Err(e) => e.is_task_failed() || e.is_task_cancelled(),
+            Err(e) => matches!(e.kind(), ErrorKind::TaskFailed | ErrorKind::TaskCancelled),
         };
         guard.armed = false;
         if !ended {

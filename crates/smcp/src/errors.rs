@@ -6,6 +6,7 @@
 use std::fmt;
 
 use serde_json::{Value, json};
+use smcp_client::ErrorKind;
 
 /// The exit codes, one per class of failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +168,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
             f.hints
                 .push(format!("task {id} was cancelled (tasks/cancel sent)"));
         }
-    } else if e.is_untrusted_certificate() {
+    } else if e.kind() == ErrorKind::UntrustedCertificate {
         f.kind = "untrusted-certificate";
         f.exit = Exit::Connection;
         f.message = format!("TLS: the certificate of {url} is not signed by a trusted CA");
@@ -178,7 +179,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
              DIR/ca.pem)"
                 .to_owned()
         });
-    } else if e.is_not_tls() {
+    } else if e.kind() == ErrorKind::NotTls {
         f.kind = "scheme-mismatch";
         f.exit = Exit::Connection;
         f.message = format!(
@@ -188,11 +189,11 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
             "use http:// instead of https:// ({})",
             url.replacen("https://", "http://", 1)
         ));
-    } else if e.is_tls() {
+    } else if e.kind() == ErrorKind::Tls {
         f.kind = "tls";
         f.exit = Exit::Connection;
         f.message = format!("TLS handshake with {url} failed");
-    } else if e.is_connection_refused() {
+    } else if e.kind() == ErrorKind::ConnectionRefused {
         f.kind = "connection-refused";
         f.exit = Exit::Connection;
         f.message = format!("connection refused: nothing listens at {url}");
@@ -201,7 +202,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
              set the URL with --url or SMCP_URL)",
             crate::globals::DEFAULT_URL
         ));
-    } else if e.is_connect_timeout() {
+    } else if e.kind() == ErrorKind::ConnectTimeout {
         f.kind = "connect-timeout";
         f.exit = Exit::Connection;
         f.message = format!("no connection to {url} within the connect timeout");
@@ -209,7 +210,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
             "the host did not answer: check the address, a firewall, or raise --connect-timeout"
                 .to_owned(),
         );
-    } else if e.is_not_http() {
+    } else if e.kind() == ErrorKind::NotHttp {
         f.kind = "scheme-mismatch";
         f.exit = Exit::Connection;
         f.message = format!(
@@ -228,10 +229,10 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
              cancelled"
                 .to_owned(),
         );
-    } else if e.is_connect() || e.is_server_exited() {
+    } else if e.is_connect() || e.kind() == ErrorKind::ServerExited {
         f.kind = "connection";
         f.exit = Exit::Connection;
-        if e.is_server_exited() {
+        if e.kind() == ErrorKind::ServerExited {
             f.hints
                 .push("the server's stderr (shown unless --quiet-server) may say why".to_owned());
         } else if !ctx.stdio {
@@ -240,7 +241,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
                 crate::globals::DEFAULT_URL
             ));
         }
-    } else if e.is_auth() {
+    } else if e.kind() == ErrorKind::Auth {
         f.kind = "auth";
         f.exit = Exit::Auth;
         f.hints.push(format!(
@@ -256,17 +257,17 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
         f.hints.push(format!(
             "or run `smcp login {url}` (OAuth in the browser), or pass a token with --token"
         ));
-    } else if e.is_wrong_endpoint() {
+    } else if e.kind() == ErrorKind::WrongEndpoint {
         f.kind = "wrong-endpoint";
         f.exit = Exit::Protocol;
-    } else if e.is_version_mismatch() {
+    } else if e.kind() == ErrorKind::VersionMismatch {
         f.kind = "version-mismatch";
         f.exit = Exit::Protocol;
         f.hints.push(
             "pin a version both sides speak with --protocol-version, or upgrade one side"
                 .to_owned(),
         );
-    } else if e.is_unsupported_in_era() {
+    } else if e.kind() == ErrorKind::UnsupportedInEra {
         f.kind = "unsupported-in-era";
         f.exit = Exit::Protocol;
     } else if e.jsonrpc_error().is_some() {
@@ -276,7 +277,7 @@ pub(crate) fn classify(err: &anyhow::Error, ctx: &Context) -> Failure {
     } else {
         f.kind = if e.is_http_status() {
             "http-status"
-        } else if e.is_older_revision() {
+        } else if e.kind() == ErrorKind::OlderRevision {
             "older-revision"
         } else {
             "protocol"

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
-use smcp_client::{BoxFuture, HandlerError, InputHandler, InputKinds};
+use smcp_client::{BoxFuture, InputHandler, InputHandlerError as HandlerError, InputKinds};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 /// Largest answer read from `--sampling-cmd`'s stdout.

@@ -59,7 +59,9 @@ fn terminal() -> FnInputHandler {
                     }
                     PrimitiveSchemaDefinition::Number(_) => match line.parse() {
                         Ok(n) => ElicitValue::Number(n),
-                        Err(_) => return Err(HandlerError::new(format!("{name}: not a number"))),
+                        Err(_) => {
+                            return Err(InputHandlerError::new(format!("{name}: not a number")));
+                        }
                     },
                     _ => ElicitValue::String(line.to_owned()),
                 };

@@ -106,7 +106,9 @@ async fn main() -> anyhow::Result<()> {
     {
         task.cancel().await?;
         match task.wait().await {
-            Err(e) if e.is_task_cancelled() => println!("second task cancelled"),
+            Err(e) if e.kind() == smcp_client::ErrorKind::TaskCancelled => {
+                println!("second task cancelled");
+            }
             other => anyhow::bail!("expected a cancelled task, got {other:?}"),
         }
     }

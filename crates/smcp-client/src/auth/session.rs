@@ -1,6 +1,17 @@
 //! The per-client OAuth state and the retry logic around every request to the MCP server.
+//!
+//! Two locks, so that a login never stalls the requests that do not need it:
+//!
+//! * `state`, a short lock around the tokens, scopes, registrations and discovery results: it
+//!   is taken to read or write them and never held across a network call or a user's login.
+//! * `flight`, taken by whatever replaces the tokens (discovery, refresh, the authorization
+//!   grant, which may wait for a user in a browser): one at a time, so concurrent `401`s cause
+//!   one grant. A request whose token is still valid never waits for it: it reads the token
+//!   and goes. One whose token has expired waits for the flight in progress (the new token is
+//!   what it needs) rather than starting its own.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use http::HeaderValue;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
@@ -14,7 +25,7 @@ use super::{AuthError, OAuthConfig, flow};
 const EXPIRY_SKEW_SECS: u64 = 30;
 
 #[derive(Debug, Default)]
-struct Inner {
+struct State {
     loaded: bool,
     tokens: Option<StoredTokens>,
     discovered: Option<(ResourceMetadata, ServerMetadata)>,
@@ -24,6 +35,27 @@ struct Inner {
     clients: HashMap<String, ClientRegistration>,
 }
 
+impl State {
+    fn access_token(&self) -> Option<String> {
+        self.tokens
+            .as_ref()
+            .map(|t| t.access_token.expose().to_owned())
+    }
+
+    fn refreshable(&self) -> bool {
+        self.tokens
+            .as_ref()
+            .is_some_and(|t| t.refresh_token.is_some())
+    }
+
+    /// A refreshable token that expires within `skew_secs` (0: already expired).
+    fn refresh_due(&self, skew_secs: u64) -> bool {
+        self.tokens
+            .as_ref()
+            .is_some_and(|t| t.refresh_token.is_some() && t.expires_within(skew_secs))
+    }
+}
+
 /// One client's OAuth state for one MCP server.
 #[derive(Debug)]
 pub(crate) struct OAuthSession {
@@ -31,7 +63,10 @@ pub(crate) struct OAuthSession {
     server: reqwest::Url,
     key: String,
     http: reqwest::Client,
-    inner: tokio::sync::Mutex<Inner>,
+    /// The tokens and what goes with them; never held across an `.await`.
+    state: Mutex<State>,
+    /// Single flight for discovery, refresh and the grant (see the module docs).
+    flight: tokio::sync::Mutex<()>,
 }
 
 fn scopes_of(s: Option<&str>) -> BTreeSet<String> {
@@ -52,49 +87,79 @@ impl OAuthSession {
             server: server.clone(),
             key: key.to_owned(),
             http: super::fetch::http_client(roots)?,
-            inner: tokio::sync::Mutex::new(Inner::default()),
+            state: Mutex::new(State::default()),
+            flight: tokio::sync::Mutex::new(()),
         })
     }
 
-    fn save(&self, inner: &mut Inner, tokens: StoredTokens) -> Result<(), AuthError> {
-        if let Some(c) = &tokens.client {
-            inner.clients.insert(tokens.issuer.clone(), c.clone());
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Loads the stored tokens on first use.
+    fn ensure_loaded(&self) -> Result<(), AuthError> {
+        let mut state = self.state();
+        if state.loaded {
+            return Ok(());
         }
-        self.config.store.save(&self.key, &tokens)?;
-        inner.tokens = Some(tokens);
+        let stored = self.config.store.load(&self.key)?;
+        state.loaded = true;
+        if let Some(t) = &stored {
+            state.scopes = scopes_of(t.scope.as_deref());
+            if let Some(c) = &t.client {
+                state.clients.insert(t.issuer.clone(), c.clone());
+            }
+        }
+        state.tokens = stored;
         Ok(())
     }
 
-    /// The access token to send, refreshed first when it is about to expire.
-    pub(crate) async fn bearer(&self) -> Result<Option<String>, AuthError> {
-        let mut inner = self.inner.lock().await;
-        if !inner.loaded {
-            inner.loaded = true;
-            let stored = self.config.store.load(&self.key)?;
-            if let Some(t) = &stored {
-                inner.scopes = scopes_of(t.scope.as_deref());
-                if let Some(c) = &t.client {
-                    inner.clients.insert(t.issuer.clone(), c.clone());
-                }
-            }
-            inner.tokens = stored;
+    fn save(&self, tokens: StoredTokens) -> Result<(), AuthError> {
+        let mut state = self.state();
+        if let Some(c) = &tokens.client {
+            state.clients.insert(tokens.issuer.clone(), c.clone());
         }
-        let expiring = inner
-            .tokens
-            .as_ref()
-            .is_some_and(|t| t.refresh_token.is_some() && t.expires_within(EXPIRY_SKEW_SECS));
-        if expiring && let Err(e) = self.refresh_locked(&mut inner, None).await {
-            tracing::debug!(error = %e, "refresh before expiry failed; sending the old token");
-        }
-        Ok(inner
-            .tokens
-            .as_ref()
-            .map(|t| t.access_token.expose().to_owned()))
+        self.config.store.save(&self.key, &tokens)?;
+        state.tokens = Some(tokens);
+        Ok(())
     }
 
+    /// The access token to send, refreshed first when it is about to expire. A token that
+    /// is about to expire but still valid is sent as is while another flight (a refresh, a
+    /// login) is in progress; an expired one waits for that flight.
+    pub(crate) async fn bearer(&self) -> Result<Option<String>, AuthError> {
+        self.ensure_loaded()?;
+        let (token, expiring, expired) = {
+            let state = self.state();
+            (
+                state.access_token(),
+                state.refresh_due(EXPIRY_SKEW_SECS),
+                state.refresh_due(0),
+            )
+        };
+        if !expiring {
+            return Ok(token);
+        }
+        let _flight = if expired {
+            self.flight.lock().await
+        } else {
+            match self.flight.try_lock() {
+                Ok(flight) => flight,
+                Err(_) => return Ok(token),
+            }
+        };
+        // Another flight may have refreshed (or replaced) the token while this one waited.
+        let due = self.state().refresh_due(EXPIRY_SKEW_SECS);
+        if due && let Err(e) = self.refresh(None).await {
+            tracing::debug!(error = %e, "refresh before expiry failed; sending the old token");
+        }
+        Ok(self.state().access_token())
+    }
+
+    /// Discovers the protected resource and its authorization server. The caller holds the
+    /// flight.
     async fn discover(
         &self,
-        inner: &mut Inner,
         header: Option<&str>,
     ) -> Result<(ResourceMetadata, ServerMetadata), AuthError> {
         let prm = discovery::resource_metadata(&self.http, &self.server, header).await?;
@@ -104,53 +169,65 @@ impl OAuthSession {
             .cloned()
             .unwrap_or_default();
         let meta = discovery::server_metadata(&self.http, &issuer).await?;
-        if let Some(t) = &inner.tokens
+        let mut state = self.state();
+        if let Some(t) = &state.tokens
             && t.issuer != meta.issuer
         {
             // Authorization server migration: the old issuer's tokens are dropped.
             tracing::info!(old = %t.issuer, new = %meta.issuer, "authorization server changed; dropping its tokens");
-            inner.tokens = None;
-            inner.scopes.clear();
+            state.tokens = None;
+            state.scopes.clear();
             self.config.store.clear(&self.key)?;
         }
-        inner.discovered = Some((prm.clone(), meta.clone()));
+        state.discovered = Some((prm.clone(), meta.clone()));
         Ok((prm, meta))
     }
 
-    async fn refresh_locked(
-        &self,
-        inner: &mut Inner,
-        header: Option<&str>,
-    ) -> Result<(), AuthError> {
-        let (prm, meta) = match (&inner.discovered, header) {
-            (Some(d), None) => d.clone(),
-            _ => self.discover(inner, header).await?,
+    /// Refreshes the token. The caller holds the flight.
+    async fn refresh(&self, header: Option<&str>) -> Result<(), AuthError> {
+        let discovered = self.state().discovered.clone();
+        let (prm, meta) = match (discovered, header) {
+            (Some(d), None) => d,
+            _ => self.discover(header).await?,
         };
-        let old = inner.tokens.clone().ok_or(AuthError::Token {
+        let old = self.state().tokens.clone().ok_or(AuthError::Token {
             error: "no token to refresh".to_owned(),
             description: None,
         })?;
         let fresh = flow::refresh(&self.http, &prm, &meta, &old).await?;
         tracing::debug!("access token refreshed");
-        self.save(inner, fresh)
+        self.save(fresh)
     }
 
-    async fn authorize_locked(
+    /// Runs the grant (the user's login, or client credentials). The caller holds the
+    /// flight; the token state is not locked meanwhile.
+    async fn authorize(
         &self,
-        inner: &mut Inner,
         prm: &ResourceMetadata,
         meta: &ServerMetadata,
     ) -> Result<(), AuthError> {
-        let client = inner.clients.get(&meta.issuer).cloned();
-        let tokens =
-            flow::authorize(&self.http, &self.config, prm, meta, client, &inner.scopes).await?;
-        self.save(inner, tokens)
+        let (client, scopes) = {
+            let state = self.state();
+            (
+                state.clients.get(&meta.issuer).cloned(),
+                state.scopes.clone(),
+            )
+        };
+        let tokens = flow::authorize(&self.http, &self.config, prm, meta, client, &scopes).await?;
+        self.save(tokens)
     }
 
     /// Whether a grant can run without a stored refresh token (an authorizer, or client
     /// credentials).
     fn can_authorize(&self) -> bool {
         self.config.authorizer.is_some() || self.config.client_credentials
+    }
+
+    /// Whether the token was replaced since a request was sent with `sent`: then that request
+    /// only needs to go again with the new one.
+    fn replaced(&self, sent: Option<&str>) -> bool {
+        let current = self.state().access_token();
+        current.is_some() && current.as_deref() != sent
     }
 
     /// A `401`: discover, refresh if possible, else run the grant. `sent` is the token the
@@ -161,30 +238,18 @@ impl OAuthSession {
         challenge: &BearerChallenge,
         sent: Option<&str>,
     ) -> Result<bool, AuthError> {
-        let mut inner = self.inner.lock().await;
-        let current = inner
-            .tokens
-            .as_ref()
-            .map(|t| t.access_token.expose().to_owned());
-        if current.is_some() && current.as_deref() != sent {
+        let _flight = self.flight.lock().await;
+        if self.replaced(sent) {
             return Ok(true);
         }
-        let refreshable = inner
-            .tokens
-            .as_ref()
-            .is_some_and(|t| t.refresh_token.is_some());
-        if !refreshable && !self.can_authorize() {
+        if !self.state().refreshable() && !self.can_authorize() {
             return Ok(false);
         }
         let (prm, meta) = self
-            .discover(&mut inner, challenge.resource_metadata.as_deref())
+            .discover(challenge.resource_metadata.as_deref())
             .await?;
-        if inner
-            .tokens
-            .as_ref()
-            .is_some_and(|t| t.refresh_token.is_some())
-        {
-            match self.refresh_locked(&mut inner, None).await {
+        if self.state().refreshable() {
+            match self.refresh(None).await {
                 Ok(()) => return Ok(true),
                 Err(e) if self.can_authorize() => {
                     tracing::info!(error = %e, "refresh failed; authorizing again");
@@ -203,25 +268,37 @@ impl OAuthSession {
                 .map(|v| v.iter().cloned().collect())
                 .unwrap_or_default(),
         };
-        inner.scopes.extend(wanted);
-        inner.tokens = None;
-        self.authorize_locked(&mut inner, &prm, &meta).await?;
+        {
+            let mut state = self.state();
+            state.scopes.extend(wanted);
+            state.tokens = None;
+        }
+        self.authorize(&prm, &meta).await?;
         Ok(true)
     }
 
     /// A `403 insufficient_scope`: re-authorizes with the union of scopes. `Ok(false)` when the
-    /// union adds nothing (re-authorizing could not help).
-    pub(crate) async fn step_up(&self, challenge: &BearerChallenge) -> Result<bool, AuthError> {
-        let mut inner = self.inner.lock().await;
+    /// union adds nothing (re-authorizing could not help). `sent` is the token the refused
+    /// request carried: when a concurrent step-up already replaced it, the request goes again
+    /// with the new token instead of a second grant.
+    pub(crate) async fn step_up(
+        &self,
+        challenge: &BearerChallenge,
+        sent: Option<&str>,
+    ) -> Result<bool, AuthError> {
+        let _flight = self.flight.lock().await;
+        if self.replaced(sent) {
+            return Ok(true);
+        }
         let wanted = scopes_of(challenge.scope.as_deref());
-        if wanted.is_subset(&inner.scopes) || !self.can_authorize() {
+        if wanted.is_subset(&self.state().scopes) || !self.can_authorize() {
             return Ok(false);
         }
         let (prm, meta) = self
-            .discover(&mut inner, challenge.resource_metadata.as_deref())
+            .discover(challenge.resource_metadata.as_deref())
             .await?;
-        inner.scopes.extend(wanted);
-        self.authorize_locked(&mut inner, &prm, &meta).await?;
+        self.state().scopes.extend(wanted);
+        self.authorize(&prm, &meta).await?;
         Ok(true)
     }
 
@@ -279,7 +356,11 @@ pub(crate) async fn send(
             }
         }
         if status == 403 && challenge.is_insufficient_scope() && step_ups < oauth.max_step_ups() {
-            if oauth.step_up(&challenge).await.map_err(auth)? {
+            if oauth
+                .step_up(&challenge, token.as_deref())
+                .await
+                .map_err(auth)?
+            {
                 step_ups += 1;
                 continue;
             }

@@ -14,9 +14,10 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncWriteExt;
 
+use super::local::Progress;
 use super::policy::{check_descriptor, descriptor_method, refused_address};
+use super::transfer_error::refusal;
 use super::transfer_error::{Operation, TransferError};
-use super::{Progress, refusal};
 use crate::client::{Client, decode};
 use crate::error::Result;
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use serde_json::Value;
 use smcp_proto::ext::files::FileDigest;
 
 /// The data-plane direction a [`TransferError`] happened in.
@@ -23,8 +24,8 @@ impl fmt::Display for Operation {
     }
 }
 
-/// Why a SEP-2631 file transfer failed. Every [`crate::Error`] for which
-/// [`crate::Error::is_file_transfer`] holds carries one, reachable through
+/// Why a SEP-2631 file transfer failed. Every [`crate::Error`] of kind
+/// [`crate::ErrorKind::FileTransfer`] carries one, reachable through
 /// [`crate::Error::transfer_error`].
 ///
 /// Descriptor refusals ([`UnsupportedTransport`](Self::UnsupportedTransport),
@@ -194,6 +195,20 @@ impl TransferError {
                 | Self::DigestMismatch { .. }
                 | Self::UnsupportedDigestAlgorithm { .. }
         )
+    }
+}
+
+/// A data-plane refusal: the status and the `reason` of a JSON error body, if any.
+pub(super) async fn refusal(resp: reqwest::Response, operation: Operation) -> TransferError {
+    let status = resp.status().as_u16();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    TransferError::Refused {
+        operation,
+        status,
+        reason: body
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     }
 }
 

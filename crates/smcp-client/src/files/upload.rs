@@ -13,9 +13,10 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncReadExt;
 
+use super::local::{CHUNK, Progress, digest_path, guess_mime, normalize_mime};
 use super::policy::{check_descriptor, descriptor_method, refused_address};
+use super::transfer_error::refusal;
 use super::transfer_error::{Operation, TransferError};
-use super::{CHUNK, Progress, digest_path, guess_mime, normalize_mime, refusal};
 use crate::client::{Client, decode};
 use crate::error::{Error, Result};
 

@@ -186,7 +186,7 @@ async fn a_server_offering_only_an_unknown_version_is_refused_with_both_sides_na
     })
     .await;
     let err = client(&s.url).list_tools().await.unwrap_err();
-    assert!(err.is_version_mismatch(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::VersionMismatch, "{err}");
     let text = err.to_string();
     assert!(text.contains("this client offered 2025-11-25"), "{text}");
     assert!(

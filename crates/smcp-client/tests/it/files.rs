@@ -189,7 +189,7 @@ async fn plain_http_descriptors_need_the_loopback_opt_in() -> Result<()> {
     std::fs::write(&path, vec![1u8; 100])?;
     let strict = client(&f, FileTransfer::default())?;
     let err = strict.upload_path(&path, None, None).await.unwrap_err();
-    assert!(err.is_file_transfer(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::FileTransfer, "{err}");
     assert!(
         matches!(
             err.transfer_error(),
@@ -227,7 +227,7 @@ async fn too_large_for_the_field_is_refused_locally() -> Result<()> {
         )
         .await
         .unwrap_err();
-    assert!(err.is_file_transfer(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::FileTransfer, "{err}");
     let _: Value = json!(null);
     Ok(())
 }
@@ -247,7 +247,7 @@ impl smcp_client::InputHandler for PathAnswer {
         _params: smcp_proto::client::elicitation::ElicitRequestParams,
     ) -> smcp_client::BoxFuture<
         '_,
-        Result<smcp_proto::client::elicitation::ElicitResult, smcp_client::HandlerError>,
+        Result<smcp_proto::client::elicitation::ElicitResult, smcp_client::InputHandlerError>,
     > {
         let path = self.0.display().to_string();
         Box::pin(async move {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult};
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Cache, Client, HandlerError, InputHandler, InputKinds, SubscriptionEvent,
+    BoxFuture, Cache, Client, InputHandler, InputHandlerError, InputKinds, SubscriptionEvent,
 };
 
 fn client(url: &str) -> Client {
@@ -32,7 +32,10 @@ impl InputHandler for Accept {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, _p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        _p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async { Ok(ElicitResult::accept(Default::default())) })
     }
 }
@@ -219,7 +222,7 @@ async fn endless_mrtr_stops_at_the_cap() {
         .build()
         .unwrap();
     let err = c.call_tool("t", json!({})).await.unwrap_err();
-    assert!(err.is_mrtr_limit(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::InputRoundLimit, "{err}");
     assert_eq!(s.seen().len(), 4, "the first request plus three retries");
 }
 
@@ -265,7 +268,11 @@ async fn invalid_x_mcp_header_tools_are_dropped_and_refused() {
         "empty", "object", "number", "dup", "space", "colon", "nonascii", "ctl", "array",
     ] {
         let err = c.call_tool(bad, json!({"v": "x"})).await.unwrap_err();
-        assert!(err.is_invalid_tool(), "{bad}: {err}");
+        assert_eq!(
+            err.kind(),
+            smcp_client::ErrorKind::InvalidTool,
+            "{bad}: {err}"
+        );
     }
     c.call_tool("valid", json!({"region": "us-west1"}))
         .await
@@ -330,7 +337,7 @@ async fn older_revision_and_size_limits_are_reported() {
         let s = scripted(move |_, _| json(status, json!("Bad Request: no session"))).await;
         let err = client(&s.url).list_tools().await.unwrap_err();
         assert!(
-            err.is_older_revision() && err.status() == Some(status),
+            err.kind() == smcp_client::ErrorKind::OlderRevision && err.status() == Some(status),
             "{err}"
         );
         assert!(err.to_string().contains("older MCP revision"));
@@ -356,7 +363,7 @@ async fn a_broken_stream_is_an_error_and_tools_call_is_not_retried() {
     })
     .await;
     let err = client(&s.url).call_tool("t", json!({})).await.unwrap_err();
-    assert!(err.is_stream_broken(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::StreamBroken, "{err}");
     assert_eq!(s.seen().len(), 1);
 }
 

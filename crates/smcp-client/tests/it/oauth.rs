@@ -1,6 +1,7 @@
 //! The OAuth client against an in-process authorization server and MCP endpoint (axum):
 //! refresh before expiry, refresh on a 401, step-up bounded by what it can change, a server
-//! without PKCE S256 refused before any authorization request, and a static bearer.
+//! without PKCE S256 refused before any authorization request, a static bearer, and a login
+//! in progress that stalls no request with a valid token while concurrent `401`s share it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -10,8 +11,10 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use smcp_client::Client;
-use smcp_client::auth::{AuthError, HeadlessAuthorizer, OAuthConfig};
+use smcp_client::auth::{
+    AuthError, AuthorizationResponse, Authorizer, HeadlessAuthorizer, OAuthConfig,
+};
+use smcp_client::{BoxFuture, Client};
 
 #[derive(Default)]
 struct Fake {
@@ -23,6 +26,8 @@ struct Fake {
     forbid_calls: AtomicBool,
     authorizations: AtomicUsize,
     refreshes: AtomicUsize,
+    /// MCP requests answered 401 for carrying no token.
+    rejected: AtomicUsize,
     issued: AtomicUsize,
     bearers: std::sync::Mutex<Vec<String>>,
     scopes: std::sync::Mutex<Vec<String>>,
@@ -138,6 +143,7 @@ fn mcp(f: &Fake, h: &HeaderMap, body: &[u8]) -> Response {
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap().to_owned());
     let Some(token) = auth.as_deref().and_then(|a| a.strip_prefix("Bearer at-")) else {
+        f.rejected.fetch_add(1, Ordering::SeqCst);
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, challenge(""))],
@@ -253,4 +259,139 @@ async fn a_static_bearer_is_sent_and_hidden_from_debug() {
         .await
         .unwrap_err();
     assert_eq!(e.status(), Some(401), "{e}");
+}
+
+/// An authorizer whose login lasts until the test releases it: one permit of `release` per
+/// login (a user taking their time in the browser).
+#[derive(Debug)]
+struct SlowAuthorizer {
+    inner: HeadlessAuthorizer,
+    logins: Arc<AtomicUsize>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+impl Authorizer for SlowAuthorizer {
+    fn redirect_uri(&self) -> String {
+        self.inner.redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a str,
+    ) -> BoxFuture<'a, Result<AuthorizationResponse, AuthError>> {
+        Box::pin(async move {
+            self.logins.fetch_add(1, Ordering::SeqCst);
+            self.release
+                .acquire()
+                .await
+                .map_err(|e| AuthError::Authorizer(e.to_string()))?
+                .forget();
+            self.inner.authorize(authorization_url).await
+        })
+    }
+}
+
+/// A client whose logins wait for `release`. `pinned` skips the era probe, which holds back
+/// every other request until the first one has an answer.
+fn slow_client(url: &str, pinned: bool) -> (Client, Arc<AtomicUsize>, Arc<tokio::sync::Semaphore>) {
+    let logins = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let authorizer = SlowAuthorizer {
+        inner: HeadlessAuthorizer::new("http://127.0.0.1:9/cb").unwrap(),
+        logins: logins.clone(),
+        release: release.clone(),
+    };
+    let oauth = OAuthConfig::builder().authorizer(authorizer).build();
+    let mut builder = Client::builder(url).oauth(oauth);
+    if pinned {
+        builder = builder.protocol_version("2026-07-28");
+    }
+    (builder.build().unwrap(), logins, release)
+}
+
+/// Waits (up to 10 s) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let wait = async {
+        while !done() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
+}
+
+#[tokio::test]
+async fn a_login_in_progress_does_not_stall_a_request_with_a_valid_token() {
+    let fake = Arc::new(Fake::default());
+    fake.pkce.store(true, Ordering::SeqCst);
+    fake.forbid_calls.store(true, Ordering::SeqCst);
+    let url = serve(fake.clone()).await;
+    let (c, logins, release) = slow_client(&url, false);
+    release.add_permits(1);
+    c.list_tools().await.unwrap();
+    assert_eq!(logins.load(Ordering::SeqCst), 1);
+    let valid = fake.bearers.lock().unwrap().last().cloned().unwrap();
+
+    // tools/call needs scope `admin`: its step-up login waits for the user.
+    let call = tokio::spawn({
+        let c = c.clone();
+        async move { c.call_tool("echo", json!({})).await }
+    });
+    until("the step-up login started", || {
+        logins.load(Ordering::SeqCst) == 2
+    })
+    .await;
+
+    // Meanwhile a request that needs no login goes through with the token in hand.
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(5), c.list_tools())
+        .await
+        .expect("tools/list waited for the login in progress");
+    assert_eq!(listed.unwrap().len(), 1);
+    assert_eq!(
+        fake.bearers.lock().unwrap().last(),
+        Some(&valid),
+        "sent with the valid token"
+    );
+    assert!(!call.is_finished(), "the login is still in progress");
+
+    release.add_permits(1);
+    let e = call.await.unwrap().unwrap_err();
+    assert_eq!(e.status(), Some(403), "{e}");
+    assert_eq!(logins.load(Ordering::SeqCst), 2);
+    assert_eq!(*fake.scopes.lock().unwrap(), ["read", "admin read"]);
+}
+
+#[tokio::test]
+async fn concurrent_401s_run_one_grant() {
+    let fake = Arc::new(Fake::default());
+    fake.pkce.store(true, Ordering::SeqCst);
+    let url = serve(fake.clone()).await;
+    let (c, logins, release) = slow_client(&url, true);
+    let calls: Vec<_> = (0..2)
+        .map(|_| {
+            let c = c.clone();
+            tokio::spawn(async move { c.list_tools().await })
+        })
+        .collect();
+    // Both requests were refused before the (held) login could finish.
+    until("one login started", || logins.load(Ordering::SeqCst) == 1).await;
+    until("both requests were refused", || {
+        fake.rejected.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // Enough permits for a second login, so one would show in the counts rather than hang.
+    release.add_permits(2);
+    for call in calls {
+        call.await.unwrap().unwrap();
+    }
+    assert_eq!(logins.load(Ordering::SeqCst), 1, "one grant for both 401s");
+    assert_eq!(fake.authorizations.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        fake.refreshes.load(Ordering::SeqCst),
+        1,
+        "the grant's expired token was refreshed once, not once per request"
+    );
+    assert_eq!(fake.rejected.load(Ordering::SeqCst), 2);
 }

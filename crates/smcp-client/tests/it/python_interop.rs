@@ -24,7 +24,7 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
+    BoxFuture, Client, InputHandler, InputHandlerError, InputKinds, ServerStderr, StdioCommand,
     SubscriptionEvent,
 };
 
@@ -49,7 +49,10 @@ impl InputHandler for Proceed {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             assert!(matches!(p, ElicitRequestParams::Form(ref f) if f.message == "Proceed?"));
             let mut content = std::collections::BTreeMap::new();

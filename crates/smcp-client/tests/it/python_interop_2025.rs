@@ -25,8 +25,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, Era, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
-    SubscriptionEvent,
+    BoxFuture, Client, Era, InputHandler, InputHandlerError, InputKinds, ServerStderr,
+    StdioCommand, SubscriptionEvent,
 };
 
 /// The mcp 1.30.0 venv's python, or `None` when `SMCP_PYTHON_INTEROP=skip`.
@@ -78,10 +78,13 @@ impl InputHandler for Proceed {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             let ElicitRequestParams::Form(f) = p else {
-                return Err(HandlerError::new("expected a form"));
+                return Err(InputHandlerError::new("expected a form"));
             };
             self.asked.lock().unwrap().push(f.message);
             let mut content = BTreeMap::new();
@@ -159,7 +162,11 @@ async fn falls_back_to_initialize_and_speaks_2025_11_25() {
 
     // 2026-07-28-only features say which version was negotiated.
     let err = client.discover().await.unwrap_err();
-    assert!(err.is_unsupported_in_era(), "{err}");
+    assert_eq!(
+        err.kind(),
+        smcp_client::ErrorKind::UnsupportedInEra,
+        "{err}"
+    );
     assert_eq!(err.negotiated_version(), Some("2025-11-25"));
 
     // list_changed arrives on the session's GET stream, through the listen API.
@@ -259,7 +266,11 @@ async fn over_stdio_the_discover_probe_falls_back_to_initialize() {
     let info = client.session_info().await.unwrap();
     assert_eq!(info.server_info["name"], "py-legacy-interop");
     let err = client.discover().await.unwrap_err();
-    assert!(err.is_unsupported_in_era(), "{err}");
+    assert_eq!(
+        err.kind(),
+        smcp_client::ErrorKind::UnsupportedInEra,
+        "{err}"
+    );
 
     // list_changed arrives on the child's stdout, through the listen API.
     let mut sub = client.listen(SubscriptionFilter {

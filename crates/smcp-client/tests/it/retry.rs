@@ -93,7 +93,7 @@ async fn a_request_that_never_reached_a_server_fails_after_the_retries_with_the_
         .call_tool("pay", json!({}))
         .await
         .unwrap_err();
-    assert!(e.is_connect_failure(), "{e}");
+    assert_eq!(e.kind(), smcp_client::ErrorKind::ConnectionRefused, "{e}");
     // Two resends: 100 ms, then 200 ms.
     assert!(started.elapsed() >= std::time::Duration::from_millis(300));
 }

@@ -18,8 +18,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, CancellationToken, Client, FileTransfer, HandlerError, InputHandler, InputKinds,
-    ServerStderr, StdioCommand, Subscription, SubscriptionEvent,
+    BoxFuture, CancellationToken, Client, FileTransfer, InputHandler, InputHandlerError,
+    InputKinds, ServerStderr, StdioCommand, Subscription, SubscriptionEvent,
 };
 
 /// A fake server in `mode`, recording what it reads to a fresh file.
@@ -293,16 +293,16 @@ async fn the_server_exiting_fails_pending_requests_with_its_status() {
         .call_tool("die", json!({"code": 3}))
         .await
         .unwrap_err();
-    assert!(err.is_server_exited(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::ServerExited, "{err}");
     assert_eq!(err.exit_status().and_then(|s| s.code()), Some(3), "{err}");
     let err = pending.await.unwrap().unwrap_err();
-    assert!(err.is_server_exited(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::ServerExited, "{err}");
     assert_eq!(err.exit_status().and_then(|s| s.code()), Some(3));
     assert!(started.elapsed() < Duration::from_secs(5));
     // Later requests fail the same way at once.
     let err = client.list_tools().await.unwrap_err();
     assert!(
-        err.is_server_exited() && err.to_string().contains('3'),
+        err.kind() == smcp_client::ErrorKind::ServerExited && err.to_string().contains('3'),
         "{err}"
     );
 }
@@ -372,7 +372,10 @@ impl InputHandler for Proceed {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             assert!(matches!(p, ElicitRequestParams::Form(ref f) if f.message == "Proceed?"));
             let mut content = BTreeMap::new();
@@ -415,7 +418,7 @@ async fn close_escalates_to_sigterm_then_sigkill_within_the_bound() {
     // An exit code, not a signal: it exited on stdin EOF, before any escalation.
     let status = client.close().await.unwrap();
     assert_eq!(status.code(), Some(0));
-    assert!(client.list_tools().await.unwrap_err().is_closed());
+    assert!(client.list_tools().await.unwrap_err().kind() == smcp_client::ErrorKind::Closed);
 
     // Ignores stdin EOF: SIGTERM after the bound.
     let (cmd, record) = fake("ignore-eof");
@@ -458,7 +461,7 @@ async fn close_fails_requests_in_flight() {
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     client.close().await;
-    assert!(pending.await.unwrap().unwrap_err().is_closed());
+    assert!(pending.await.unwrap().unwrap_err().kind() == smcp_client::ErrorKind::Closed);
 }
 
 #[tokio::test]

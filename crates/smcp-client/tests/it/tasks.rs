@@ -18,7 +18,7 @@ use smcp_client::proto::ext::tasks::TaskStatus;
 use smcp_client::proto::patterns::mrtr::InputResponses;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, CancellationToken, Client, HandlerError, InputHandler, InputKinds,
+    BoxFuture, CancellationToken, Client, InputHandler, InputHandlerError, InputKinds,
     SubscriptionEvent, TaskPolling, ToolCallOutcome,
 };
 
@@ -115,7 +115,10 @@ impl InputHandler for Prompts {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         let message = match &p {
             ElicitRequestParams::Form(f) => f.message.clone(),
             ElicitRequestParams::Url(u) => u.message.clone(),
@@ -381,7 +384,7 @@ async fn a_failed_task_is_its_json_rpc_error_and_a_cancelled_one_its_own_error()
     })
     .await;
     let err = client(&s.url).call_tool("t", json!({})).await.unwrap_err();
-    assert!(err.is_task_failed(), "{err}");
+    assert_eq!(err.kind(), smcp_client::ErrorKind::TaskFailed, "{err}");
     assert_eq!(err.jsonrpc_code(), Some(-32603));
     assert_eq!(
         err.jsonrpc_error().unwrap().message,
@@ -402,7 +405,10 @@ async fn a_failed_task_is_its_json_rpc_error_and_a_cancelled_one_its_own_error()
     })
     .await;
     let err = client(&s.url).call_tool("t", json!({})).await.unwrap_err();
-    assert!(err.is_task_cancelled() && !err.is_cancelled(), "{err}");
+    assert!(
+        err.kind() == smcp_client::ErrorKind::TaskCancelled && !err.is_cancelled(),
+        "{err}"
+    );
     assert!(err.to_string().contains("stopped by an operator"), "{err}");
     assert_eq!(err.task_id(), Some(ID));
     assert!(err.jsonrpc_code().is_none());
@@ -460,7 +466,10 @@ async fn cancelling_the_token_sends_tasks_cancel_before_returning() {
         .send()
         .await
         .unwrap_err();
-    assert!(err.is_cancelled() && !err.is_task_cancelled(), "{err}");
+    assert!(
+        err.is_cancelled() && err.kind() != smcp_client::ErrorKind::TaskCancelled,
+        "{err}"
+    );
     assert_eq!(err.task_id(), Some(ID));
     assert_eq!(
         methods(&s.seen()).last().map(String::as_str),

@@ -170,7 +170,7 @@ async fn typed_results_and_closure_input_handlers_end_to_end() {
     let handler = FnInputHandler::new()
         .on_elicit(|params| async move {
             let ElicitRequestParams::Form(form) = params else {
-                return Err(HandlerError::new("form only"));
+                return Err(InputHandlerError::new("form only"));
             };
             // The form was derived from `Confirm`.
             assert!(form.requested_schema.properties.contains_key("copies"));

@@ -16,7 +16,7 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::client::roots::{ListRootsRequestParams, ListRootsResult};
 use smcp_client::proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use smcp_client::proto::server::tools::Tool;
-use smcp_client::{Client, HandlerError, InputHandler, InputKinds};
+use smcp_client::{Client, InputHandler, InputHandlerError, InputKinds};
 
 /// Answers every input request: accepts elicitations with a value per requested field, and
 /// in `sep-2322-client-request-state` calls `test_mrtr_unrelated` before answering, so the
@@ -33,13 +33,13 @@ impl InputHandler for ConformanceHandler {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> smcp_client::BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    ) -> smcp_client::BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             if let Some(client) = self.unrelated.as_ref().and_then(|c| c.get()) {
                 client
                     .call_tool("test_mrtr_unrelated", json!({}))
                     .await
-                    .map_err(|e| HandlerError::new(e.to_string()))?;
+                    .map_err(|e| InputHandlerError::new(e.to_string()))?;
             }
             let mut content = BTreeMap::new();
             if let ElicitRequestParams::Form(form) = &params {
@@ -68,21 +68,21 @@ impl InputHandler for ConformanceHandler {
     fn create_message(
         &self,
         _params: CreateMessageRequestParams,
-    ) -> smcp_client::BoxFuture<'_, Result<CreateMessageResult, HandlerError>> {
+    ) -> smcp_client::BoxFuture<'_, Result<CreateMessageResult, InputHandlerError>> {
         Box::pin(async {
             serde_json::from_value(json!({
                 "role": "assistant",
                 "content": {"type": "text", "text": "conformance"},
                 "model": "smcp-conformance"
             }))
-            .map_err(|e| HandlerError::new(e.to_string()))
+            .map_err(|e| InputHandlerError::new(e.to_string()))
         })
     }
 
     fn list_roots(
         &self,
         _params: Option<ListRootsRequestParams>,
-    ) -> smcp_client::BoxFuture<'_, Result<ListRootsResult, HandlerError>> {
+    ) -> smcp_client::BoxFuture<'_, Result<ListRootsResult, InputHandlerError>> {
         Box::pin(async { Ok(ListRootsResult::default()) })
     }
 }

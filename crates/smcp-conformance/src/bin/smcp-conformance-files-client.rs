@@ -30,7 +30,7 @@ use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 use smcp_client::files::{FileField, check_transfer_url, file_fields, output_files};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-use smcp_client::{Client, FileTransfer, HandlerError, InputHandler, InputKinds};
+use smcp_client::{Client, FileTransfer, InputHandler, InputHandlerError, InputKinds};
 
 /// Scenario → tool, as in the client contract's table (arguments: [`fixed_arguments`]).
 const SCENARIOS: &[(&str, &str)] = &[
@@ -183,11 +183,11 @@ impl InputHandler for FileElicitation {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> smcp_client::BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    ) -> smcp_client::BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             self.answer(params)
                 .await
-                .map_err(|e| HandlerError::new(format!("{e:#}")))
+                .map_err(|e| InputHandlerError::new(format!("{e:#}")))
         })
     }
 }

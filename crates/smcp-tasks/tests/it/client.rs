@@ -137,7 +137,7 @@ impl InputHandler for Ada {
     fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, smcp_client::HandlerError>> {
+    ) -> BoxFuture<'_, Result<ElicitResult, smcp_client::InputHandlerError>> {
         if let ElicitRequestParams::Form(form) = &params {
             self.0.lock().unwrap().push(form.message.clone());
         }
@@ -229,7 +229,7 @@ async fn a_failed_task_is_the_clients_typed_error_with_the_servers_code() {
         .await
         .expect("the task ends")
         .unwrap_err();
-    assert!(error.is_task_failed(), "{error}");
+    assert_eq!(error.kind(), smcp_client::ErrorKind::TaskFailed, "{error}");
     assert_eq!(error.jsonrpc_code(), Some(-32050), "{error}");
     assert_eq!(error.jsonrpc_error().unwrap().message, "backend refused");
     let id = error

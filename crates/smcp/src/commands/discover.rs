@@ -9,7 +9,9 @@ use super::ctx::{Ctx, print_json};
 pub(crate) async fn run(ctx: Ctx<'_>) -> anyhow::Result<()> {
     let client = ctx.client;
     let d = match client.discover().await {
-        Err(e) if e.is_unsupported_in_era() => return show_session(ctx).await,
+        Err(e) if e.kind() == smcp_client::ErrorKind::UnsupportedInEra => {
+            return show_session(ctx).await;
+        }
         other => other?,
     };
     if ctx.json {

@@ -47,10 +47,12 @@ pub(crate) async fn run(args: &Args, ctx: Ctx<'_>) -> anyhow::Result<()> {
     if !tools && !prompts && !resources && resource.is_empty() && task.is_empty() {
         // Bare `smcp listen`: every list change the server offers.
         let caps = match client.discover().await {
-            Err(e) if e.is_unsupported_in_era() => match client.session_info().await {
-                Some(info) => serde_json::from_value(info.capabilities)?,
-                None => return Err(e.into()),
-            },
+            Err(e) if e.kind() == smcp_client::ErrorKind::UnsupportedInEra => {
+                match client.session_info().await {
+                    Some(info) => serde_json::from_value(info.capabilities)?,
+                    None => return Err(e.into()),
+                }
+            }
             other => other?.capabilities,
         };
         let offered = |x: Option<bool>| (x == Some(true)).then_some(true);

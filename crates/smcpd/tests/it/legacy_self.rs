@@ -22,8 +22,8 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, ClientBuilder, Era, HandlerError, InputHandler, InputKinds, StdioCommand,
-    SubscriptionEvent,
+    BoxFuture, Client, ClientBuilder, Era, InputHandler, InputHandlerError, InputKinds,
+    StdioCommand, SubscriptionEvent,
 };
 use support::Smcpd;
 
@@ -38,7 +38,10 @@ impl InputHandler for Confirm {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             let ElicitRequestParams::Form(form) = p else {
                 panic!("expected a form elicitation, got {p:?}")

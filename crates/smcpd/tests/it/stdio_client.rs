@@ -14,7 +14,7 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
 use smcp_client::{
-    BoxFuture, Client, HandlerError, InputHandler, InputKinds, ServerStderr, StdioCommand,
+    BoxFuture, Client, InputHandler, InputHandlerError, InputKinds, ServerStderr, StdioCommand,
     SubscriptionEvent,
 };
 
@@ -28,7 +28,10 @@ impl InputHandler for Confirm {
             ..InputKinds::default()
         }
     }
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         Box::pin(async move {
             assert!(matches!(p, ElicitRequestParams::Form(ref f) if f.message == "Really deploy?"));
             let mut content = std::collections::BTreeMap::new();

@@ -24,7 +24,7 @@ use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult,
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::ext::tasks::TaskStatus;
 use smcp_client::{
-    BoxFuture, Client, HandlerError, InputHandler, InputKinds, TaskPolling, ToolCallOutcome,
+    BoxFuture, Client, InputHandler, InputHandlerError, InputKinds, TaskPolling, ToolCallOutcome,
 };
 use support::Smcpd;
 
@@ -42,7 +42,10 @@ impl InputHandler for Continue {
         }
     }
 
-    fn elicit(&self, p: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, HandlerError>> {
+    fn elicit(
+        &self,
+        p: ElicitRequestParams,
+    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let message = match &p {
             ElicitRequestParams::Form(f) => f.message.clone(),
