@@ -463,6 +463,84 @@ mod tests {
         assert!(strip_fast(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, server).is_none());
     }
 
+    /// The bytes a session's client gets, pinned: results without the 2026-only members,
+    /// errors, and the session's own results.
+    #[test]
+    fn pinned_bytes_of_the_earlier_eras() {
+        use smcp_proto::server::tools::{CallToolResult, ListToolsResult, Tool};
+        let server = crate::Server::builder("s", "1").build().unwrap();
+        let shared = &server.shared;
+        let id = RequestId::from(7);
+        let object = |v: Value| v.as_object().unwrap().clone();
+        let mut own = CallToolResult::text("x");
+        own.meta = Some(object(json!({"k": 1})));
+        let full = |text: &str| {
+            let mut full = CallToolResult::text(text);
+            full.structured_content = Some(json!({"n": 1}));
+            full.is_error = Some(true);
+            full
+        };
+        let mut list = ListToolsResult::new(vec![Tool::new("t", Tool::empty_input_schema())]);
+        list.next_cursor = Some("c".to_owned());
+        let extension = json!({"resultType": "task", "_meta": {"m": 2}, "b": [], "ttlMs": 5});
+        let cases: [(Finished, &str); 9] = [
+            (
+                Ok(Reply::Tool(CallToolResult::text("hi"))),
+                r#"{"content":[{"type":"text","text":"hi"}]}"#,
+            ),
+            (
+                Ok(Reply::Tool(CallToolResult::text("a _meta and ttlMs"))),
+                r#"{"content":[{"type":"text","text":"a _meta and ttlMs"}]}"#,
+            ),
+            (
+                Ok(Reply::Tool(own)),
+                r#"{"_meta":{"k":1},"content":[{"type":"text","text":"x"}]}"#,
+            ),
+            (
+                Ok(Reply::Tool(full("y"))),
+                r#"{"content":[{"type":"text","text":"y"}],"structuredContent":{"n":1},"isError":true}"#,
+            ),
+            (
+                Ok(Reply::Tool(full("ttlMs"))),
+                r#"{"isError":true,"content":[{"type":"text","text":"ttlMs"}],"structuredContent":{"n":1}}"#,
+            ),
+            (
+                Ok(Reply::ListTools(list)),
+                r#"{"nextCursor":"c","tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#,
+            ),
+            (Ok(Reply::Object(object(json!({"a": 1})))), r#"{"a":1}"#),
+            (
+                Ok(Reply::Object(object(extension))),
+                r#"{"b":[],"_meta":{"m":2}}"#,
+            ),
+            (
+                Err(ErrorObject::invalid_params("bad")),
+                r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#,
+            ),
+        ];
+        for (outcome, want) in cases {
+            let got = String::from_utf8(legacy_bytes(shared, &id, outcome)).unwrap();
+            let want = if want.contains(r#""jsonrpc""#) {
+                want.to_owned()
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{want}}}"#)
+            };
+            assert_eq!(got, want);
+        }
+        let ping = result_bytes(RequestId::from("p"), Map::new());
+        assert_eq!(ping, br#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
+        let init = super::super::session::initialize_result(shared, "2025-06-18");
+        assert_eq!(
+            String::from_utf8(result_bytes(RequestId::from(1), init)).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#
+        );
+        let refused = refusal_bytes(None, ErrorObject::invalid_request("no"));
+        assert_eq!(
+            refused,
+            br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no"}}"#
+        );
+    }
+
     #[test]
     fn results_lose_the_2026_members_only() {
         let mut result = json!({
