@@ -20,7 +20,7 @@
 //! | [`keys`] | the one key ring and the one clock |
 //! | `listen` | `subscriptions/listen`, the protocol side |
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
-//! | [`reply`] | typed replies and the response writer |
+//! | [`reply`] | typed replies and the response writer, for 2026-07-28 and for the earlier revisions (`omit`: a result without the 2026-only members) |
 //! | [`trace`] | W3C trace context from `_meta` or the transport's headers |
 //! | [`metrics`], [`health`] | the metrics seam (a plain trait, a no-op when off) and readiness checks |
 
@@ -42,6 +42,8 @@ pub(crate) mod listen;
 pub(crate) mod meta;
 pub mod metrics;
 pub mod mrtr;
+#[cfg(feature = "legacy")]
+mod omit;
 pub(crate) mod pagination;
 pub mod prompts;
 pub mod reply;

@@ -31,10 +31,10 @@ use tracing::Instrument as _;
 use super::NEWLINE;
 use super::connection::Connection;
 use crate::core::legacy::{
-    Exchange, Legacy, Live, SessionRecord, follow, initialize_result, legacy_bytes, new_record,
-    refusal_bytes, result_bytes, session_method, subscribe,
+    Exchange, Legacy, Live, SessionRecord, follow, initialize_result, new_record, session_method,
+    subscribe,
 };
-use crate::core::reply::error_bytes;
+use crate::core::reply::{self, Reply, era_finished_bytes, error_bytes};
 use crate::core::server::Shared;
 
 /// Which era a connection speaks.
@@ -105,10 +105,16 @@ pub(super) fn route<'a>(
                 record,
                 live,
             }));
-            conn.send(result_bytes(request.id, result));
+            let bytes = era_finished_bytes(
+                reply::Era::Session,
+                &conn.shared.server_meta,
+                request.id,
+                Ok(Reply::Object(result)),
+            );
+            conn.send(bytes);
         }
         // A refused initialize decides nothing: the client may send a correct one.
-        Err(refusal) => conn.send(refusal_bytes(Some(request.id), refusal.error)),
+        Err(refusal) => conn.send(error_bytes(Some(request.id), refusal.error)),
     }
     None
 }
@@ -210,7 +216,7 @@ fn session_request(
     let id = request.id.clone();
     let refuse = |conn: &mut Connection, error: ErrorObject| {
         span.in_scope(|| tracing::debug!(code = error.code, "refused"));
-        conn.send(refusal_bytes(Some(id.clone()), error));
+        conn.send(error_bytes(Some(id.clone()), error));
     };
     let shared = conn.shared.clone();
     let Some(session) = session(conn) else { return };
@@ -266,10 +272,12 @@ fn session_request(
         params(&request).as_ref(),
     );
     if let Some(result) = own {
-        let bytes = match result {
-            Ok(map) => result_bytes(id, map),
-            Err(error) => legacy_bytes(&shared, &id, Err(error)),
-        };
+        let bytes = era_finished_bytes(
+            reply::Era::Session,
+            &shared.server_meta,
+            id,
+            result.map(Reply::Object),
+        );
         return conn.send(bytes);
     }
     let exchange_parts = (

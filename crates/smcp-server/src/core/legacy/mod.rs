@@ -25,7 +25,7 @@ pub(crate) use changes::{follow, subscribe};
 pub use config::{LEGACY_VERSIONS, LegacyConfig};
 pub(crate) use config::{Legacy, is_legacy, negotiate};
 pub(crate) use live::{Live, event_id, parse_event_id};
-pub(crate) use rounds::{Exchange, legacy_bytes, refusal_bytes, result_bytes};
+pub(crate) use rounds::Exchange;
 pub(crate) use session::{Refusal, RefusalKind};
 #[cfg(feature = "stdio")]
 pub(crate) use session::{initialize_result, new_record, session_method};

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{ErrorResponse, Incoming, Message, RequestId, ResultResponse};
+use smcp_proto::jsonrpc::{Incoming, RequestId};
 use smcp_proto::meta;
 use smcp_proto::patterns::mrtr::InputRequiredResult;
 use smcp_proto::x_mcp_header::HeaderParam;
@@ -32,7 +32,7 @@ use crate::core::context::{EventSink, Framing, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::error::SERVER_BUSY;
 use crate::core::meta::Admitted;
-use crate::core::reply::{Finished, Reply, caught, error_bytes, response_bytes};
+use crate::core::reply::{Era, Finished, Reply, caught, era_finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
 
@@ -84,7 +84,12 @@ impl Exchange {
     /// (no response is sent then).
     pub(crate) async fn run(self) -> Option<Vec<u8>> {
         let outcome = self.serve().await?;
-        Some(legacy_bytes(&self.shared, &self.id, outcome))
+        Some(era_finished_bytes(
+            Era::Session,
+            &self.shared.server_meta,
+            self.id.clone(),
+            outcome,
+        ))
     }
 
     async fn serve(&self) -> Option<Finished> {
@@ -349,218 +354,5 @@ pub(crate) fn id_value(id: &RequestId) -> Value {
     match id {
         RequestId::Number(n) => Value::Number(n.clone()),
         RequestId::String(s) => Value::String(s.clone()),
-    }
-}
-
-/// The JSON-RPC response of a legacy request: the one writer's, without what only
-/// 2026-07-28 defines (`resultType`, `ttlMs`, `cacheScope`, the `serverInfo` entry of
-/// `_meta`), so that the result fits the session's revision.
-pub(crate) fn legacy_bytes(shared: &Shared, id: &RequestId, outcome: Finished) -> Vec<u8> {
-    match outcome {
-        Ok(reply) => {
-            let bytes = response_bytes(&shared.server_meta, id, reply);
-            if let Some(fast) = strip_fast(&bytes, shared.server_meta.json()) {
-                return fast;
-            }
-            let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(&bytes) else {
-                return bytes;
-            };
-            if let Some(Value::Object(result)) = message.get_mut("result") {
-                strip_2026(result);
-            }
-            serde_json::to_vec(&message).unwrap_or(bytes)
-        }
-        Err(error) => error_bytes(Some(id.clone()), error),
-    }
-}
-
-/// A result object of the session's own methods, e.g. `{}` for `ping`.
-pub(crate) fn result_bytes(id: RequestId, result: Map<String, Value>) -> Vec<u8> {
-    Message::Result(ResultResponse {
-        id,
-        result: Value::Object(result),
-    })
-    .to_vec()
-}
-
-/// An error response.
-pub(crate) fn refusal_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8> {
-    Message::Error(ErrorResponse { id, error }).to_vec()
-}
-
-/// The common case without a parse: the one writer put `"resultType":"complete"` first in
-/// the result and spliced the server's `_meta` in last; with neither `ttlMs` nor
-/// `cacheScope` (nor anything else that mentions them) present, cutting both out is all.
-fn strip_fast(bytes: &[u8], server_meta: &[u8]) -> Option<Vec<u8>> {
-    const FIRST: &[u8] = br#""result":{"resultType":"complete","#;
-    const TAIL_START: &[u8] = br#","_meta":"#;
-    let at = find(bytes, FIRST)?;
-    let tail_len = TAIL_START.len() + server_meta.len() + 2;
-    let tail_at = bytes.len().checked_sub(tail_len)?;
-    let tail = &bytes[tail_at..];
-    if !tail.starts_with(TAIL_START)
-        || &tail[TAIL_START.len()..tail.len() - 2] != server_meta
-        || &tail[tail.len() - 2..] != b"}}"
-    {
-        return None;
-    }
-    let keep_from = at + br#""result":{"#.len();
-    let cut_to = at + FIRST.len();
-    let body = &bytes[cut_to..tail_at];
-    if find(body, b"resultType").is_some()
-        || find(body, b"ttlMs").is_some()
-        || find(body, b"cacheScope").is_some()
-        || find(body, b"_meta").is_some()
-    {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..keep_from]);
-    out.extend_from_slice(body);
-    out.extend_from_slice(b"}}");
-    Some(out)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn strip_2026(result: &mut Map<String, Value>) {
-    result.remove("resultType");
-    result.remove("ttlMs");
-    result.remove("cacheScope");
-    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-        meta.remove(meta::SERVER_INFO);
-        if meta.is_empty() {
-            result.remove("_meta");
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_fast_strip_matches_the_parsed_one() {
-        let server = br#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
-        let with = |result: &str| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete",{result},"_meta":{}}}}}"#,
-                std::str::from_utf8(server).unwrap()
-            )
-        };
-        let plain = with(r#""content":[{"type":"text","text":"hi"}]"#);
-        let fast = strip_fast(plain.as_bytes(), server).unwrap();
-        assert_eq!(
-            serde_json::from_slice::<Value>(&fast).unwrap(),
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}})
-        );
-        // Anything else takes the parsed route.
-        let cached = with(r#""tools":[],"ttlMs":0"#);
-        assert!(strip_fast(cached.as_bytes(), server).is_none());
-        assert!(strip_fast(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, server).is_none());
-    }
-
-    /// The bytes a session's client gets, pinned: results without the 2026-only members,
-    /// errors, and the session's own results.
-    #[test]
-    fn pinned_bytes_of_the_earlier_eras() {
-        use smcp_proto::server::tools::{CallToolResult, ListToolsResult, Tool};
-        let server = crate::Server::builder("s", "1").build().unwrap();
-        let shared = &server.shared;
-        let id = RequestId::from(7);
-        let object = |v: Value| v.as_object().unwrap().clone();
-        let mut own = CallToolResult::text("x");
-        own.meta = Some(object(json!({"k": 1})));
-        let full = |text: &str| {
-            let mut full = CallToolResult::text(text);
-            full.structured_content = Some(json!({"n": 1}));
-            full.is_error = Some(true);
-            full
-        };
-        let mut list = ListToolsResult::new(vec![Tool::new("t", Tool::empty_input_schema())]);
-        list.next_cursor = Some("c".to_owned());
-        let extension = json!({"resultType": "task", "_meta": {"m": 2}, "b": [], "ttlMs": 5});
-        let cases: [(Finished, &str); 9] = [
-            (
-                Ok(Reply::Tool(CallToolResult::text("hi"))),
-                r#"{"content":[{"type":"text","text":"hi"}]}"#,
-            ),
-            (
-                Ok(Reply::Tool(CallToolResult::text("a _meta and ttlMs"))),
-                r#"{"content":[{"type":"text","text":"a _meta and ttlMs"}]}"#,
-            ),
-            (
-                Ok(Reply::Tool(own)),
-                r#"{"_meta":{"k":1},"content":[{"type":"text","text":"x"}]}"#,
-            ),
-            (
-                Ok(Reply::Tool(full("y"))),
-                r#"{"content":[{"type":"text","text":"y"}],"structuredContent":{"n":1},"isError":true}"#,
-            ),
-            (
-                Ok(Reply::Tool(full("ttlMs"))),
-                r#"{"isError":true,"content":[{"type":"text","text":"ttlMs"}],"structuredContent":{"n":1}}"#,
-            ),
-            (
-                Ok(Reply::ListTools(list)),
-                r#"{"nextCursor":"c","tools":[{"name":"t","inputSchema":{"type":"object"}}]}"#,
-            ),
-            (Ok(Reply::Object(object(json!({"a": 1})))), r#"{"a":1}"#),
-            (
-                Ok(Reply::Object(object(extension))),
-                r#"{"b":[],"_meta":{"m":2}}"#,
-            ),
-            (
-                Err(ErrorObject::invalid_params("bad")),
-                r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#,
-            ),
-        ];
-        for (outcome, want) in cases {
-            let got = String::from_utf8(legacy_bytes(shared, &id, outcome)).unwrap();
-            let want = if want.contains(r#""jsonrpc""#) {
-                want.to_owned()
-            } else {
-                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{want}}}"#)
-            };
-            assert_eq!(got, want);
-        }
-        let ping = result_bytes(RequestId::from("p"), Map::new());
-        assert_eq!(ping, br#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
-        let init = super::super::session::initialize_result(shared, "2025-06-18");
-        assert_eq!(
-            String::from_utf8(result_bytes(RequestId::from(1), init)).unwrap(),
-            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#
-        );
-        let refused = refusal_bytes(None, ErrorObject::invalid_request("no"));
-        assert_eq!(
-            refused,
-            br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no"}}"#
-        );
-    }
-
-    #[test]
-    fn results_lose_the_2026_members_only() {
-        let mut result = json!({
-            "content": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}, "x": 1}
-        })
-        .as_object()
-        .unwrap()
-        .clone();
-        strip_2026(&mut result);
-        assert_eq!(
-            Value::Object(result),
-            json!({"content": [], "_meta": {"x": 1}})
-        );
-        let mut empty =
-            json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {}}})
-                .as_object()
-                .unwrap()
-                .clone();
-        strip_2026(&mut empty);
-        assert_eq!(Value::Object(empty), json!({}));
     }
 }

@@ -15,7 +15,8 @@ use smcp_proto::meta;
 use tokio::sync::mpsc;
 
 use super::wire::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
-use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
+use crate::core::legacy::{Exchange, Legacy, Live, Refusal};
+use crate::core::reply::{Era, Reply, era_finished_bytes};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::{json_response, sse_response};
@@ -152,10 +153,12 @@ pub(crate) async fn post(
                 .own_method(&shared, &record, &live, &method, params.as_ref())
                 .await
             {
-                let bytes = match result {
-                    Ok(map) => result_bytes(id, map),
-                    Err(error) => legacy_bytes(&shared, &id, Err(error)),
-                };
+                let bytes = era_finished_bytes(
+                    Era::Session,
+                    &shared.server_meta,
+                    id,
+                    result.map(Reply::Object),
+                );
                 return json_response(StatusCode::OK, bytes);
             }
             let Some(cancel) = live.begin(&id) else {
@@ -228,7 +231,12 @@ async fn initialize(
         Ok(started) => started,
         Err(r) => return refusal(Some(id), r),
     };
-    let bytes = result_bytes(id, result);
+    let bytes = era_finished_bytes(
+        Era::Session,
+        &shared.server_meta,
+        id,
+        Ok(Reply::Object(result)),
+    );
     let mut response = if head.accepts_json || !head.accepts_sse {
         json_response(StatusCode::OK, bytes)
     } else {

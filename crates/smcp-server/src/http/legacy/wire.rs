@@ -8,7 +8,8 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 
-use crate::core::legacy::{Refusal, RefusalKind, is_legacy, refusal_bytes};
+use crate::core::legacy::{Refusal, RefusalKind, is_legacy};
+use crate::core::reply::error_bytes;
 use crate::http::body::McpBody;
 use crate::http::response::json_response;
 
@@ -141,7 +142,7 @@ pub(super) fn status(kind: RefusalKind) -> StatusCode {
 /// A refusal as a JSON response.
 pub(crate) fn refusal(id: Option<RequestId>, refusal: Refusal) -> Response<McpBody> {
     tracing::debug!(code = refusal.error.code, message = %refusal.error.message, "legacy request refused");
-    json_response(status(refusal.kind), refusal_bytes(id, refusal.error))
+    json_response(status(refusal.kind), error_bytes(id, refusal.error))
 }
 
 /// 202 Accepted, no body: a notification or a response taken.
