@@ -31,8 +31,8 @@ use tracing::Instrument as _;
 use super::NEWLINE;
 use super::connection::Connection;
 use crate::core::legacy::{
-    Exchange, Legacy, Live, SessionRecord, follow, initialize_result, new_record, session_method,
-    subscribe,
+    Exchange, Legacy, Live, SessionMeta, SessionRecord, SessionRequest, follow, initialize_result,
+    new_record, session_method, subscribe,
 };
 use crate::core::reply::{self, Reply, era_finished_bytes, error_bytes};
 use crate::core::server::Shared;
@@ -89,10 +89,11 @@ pub(super) fn route<'a>(
         return None;
     };
     let principal = conn.options.principal.as_ref().map(|p| p.0.clone());
-    match new_record(params(&request).as_ref(), principal) {
+    match new_record(other_params(&request), principal) {
         Ok(record) => {
             let live = Arc::new(Live::new(
                 record.id.clone(),
+                SessionMeta::new(&record),
                 line_frame,
                 0,
                 legacy.config.max_pending,
@@ -119,10 +120,10 @@ pub(super) fn route<'a>(
     None
 }
 
-/// `params` of a method the core does not model, as JSON.
-fn params(request: &IncomingRequest<'_>) -> Option<Value> {
+/// `params` of a method the core does not model.
+fn other_params<'r>(request: &'r IncomingRequest<'_>) -> Option<&'r Map<String, Value>> {
     match &request.params {
-        Ok(ClientRequest::Other(map)) => Some(Value::Object(map.clone())),
+        Ok(ClientRequest::Other(map)) => Some(map),
         _ => None,
     }
 }
@@ -159,7 +160,7 @@ fn notification(
     tasks: &mut JoinSet<()>,
 ) {
     match name {
-        "notifications/initialized" => {
+        method::INITIALIZED => {
             let shared = conn.shared.clone();
             let out = conn.out.clone();
             let closing = conn.closing.clone();
@@ -220,7 +221,7 @@ fn session_request(
     };
     let shared = conn.shared.clone();
     let Some(session) = session(conn) else { return };
-    if request.method == "initialize" {
+    if request.method == method::INITIALIZE {
         return refuse(
             conn,
             ErrorObject::invalid_request(
@@ -229,7 +230,7 @@ fn session_request(
             ),
         );
     }
-    if !session.record.initialized && request.method != "ping" {
+    if !session.record.initialized && request.method != method::PING {
         return refuse(
             conn,
             ErrorObject::invalid_request(
@@ -238,19 +239,11 @@ fn session_request(
             ),
         );
     }
-    let meta: Map<String, Value> = match request.meta.as_deref() {
-        None => Map::new(),
-        Some(raw) => match serde_json::from_str(raw.get()) {
-            Ok(meta) => meta,
-            Err(_) => {
-                return refuse(
-                    conn,
-                    ErrorObject::invalid_params("\"params._meta\" must be an object"),
-                );
-            }
-        },
+    let request = match SessionRequest::read(request, line) {
+        Ok(request) => request,
+        Err(refusal) => return refuse(conn, refusal.1),
     };
-    if meta.contains_key(meta::PROTOCOL_VERSION) || meta.contains_key(meta::CLIENT_CAPABILITIES) {
+    if request.carries_2026_meta() {
         let version = session.record.protocol_version.clone();
         return refuse(
             conn,
@@ -269,7 +262,7 @@ fn session_request(
         &mut session.record,
         &session.live,
         &request.method,
-        params(&request).as_ref(),
+        request.other_params(),
     );
     if let Some(result) = own {
         let bytes = era_finished_bytes(
@@ -297,10 +290,7 @@ fn session_request(
         legacy,
         live: live.clone(),
         record,
-        id,
-        method: request.method.into_owned(),
-        body: line.clone(),
-        meta,
+        request,
         principal: conn.options.principal.clone(),
         access: None,
         cancel,

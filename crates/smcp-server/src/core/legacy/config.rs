@@ -132,6 +132,7 @@ impl Legacy {
         }
         let live = Arc::new(Live::new(
             record.id.clone(),
+            super::request::SessionMeta::new(record),
             frame,
             self.config.replay_events,
             self.config.max_pending,

@@ -1,9 +1,10 @@
 //! One request of a legacy session, served by the same dispatch (and so the same handlers)
 //! as a 2026-07-28 request.
 //!
-//! The request goes to dispatch with a `_meta` made from the session: the client
-//! capabilities of its `initialize` (so required-capability checks hold), its `clientInfo`,
-//! the request's own `progressToken`, and the session's log level. A handler that asks for
+//! The request goes to dispatch as it was read (`request.rs`), typed, with a `_meta` made from
+//! the session: the client capabilities of its `initialize` (so required-capability checks
+//! hold) and its `clientInfo` after the request's own members; the request's own
+//! `progressToken` and the session's log level go in as a 2026-07-28 request's are admitted. A handler that asks for
 //! input (`input.ask(..)`) ends its round with `input_required` exactly as under 2026-07-28;
 //! here each input request becomes a JSON-RPC request to the client (`elicitation/create`,
 //! `sampling/createMessage`, `roots/list`) on the request's stream, with an id the server
@@ -17,17 +18,15 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
-use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{Incoming, RequestId};
-use smcp_proto::meta;
+use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest, InvalidParams, RequestId};
 use smcp_proto::patterns::mrtr::InputRequiredResult;
 use smcp_proto::x_mcp_header::HeaderParam;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::live::{Live, TooManyPending};
-use super::{Legacy, SessionRecord};
+use super::{Legacy, SessionRecord, SessionRequest};
 use crate::core::context::{EventSink, Framing, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::error::SERVER_BUSY;
@@ -61,12 +60,8 @@ pub(crate) struct Exchange {
     pub(crate) legacy: Arc<Legacy>,
     pub(crate) live: Arc<Live>,
     pub(crate) record: SessionRecord,
-    pub(crate) id: RequestId,
-    pub(crate) method: String,
-    /// The request as the client sent it.
-    pub(crate) body: Bytes,
-    /// The request's own `params._meta`.
-    pub(crate) meta: Map<String, Value>,
+    /// The request, read once.
+    pub(crate) request: SessionRequest,
     pub(crate) principal: Option<Principal>,
     /// What the request's credentials allow.
     pub(crate) access: Option<crate::core::access::Access>,
@@ -79,40 +74,33 @@ pub(crate) struct Exchange {
 /// The answers of one round: `inputResponses` and the `requestState` to send back.
 type Answers = (Map<String, Value>, Option<String>);
 
+/// The params of one round, and whether they carry multi round-trip members.
+type Params = (Result<ClientRequest, InvalidParams>, bool);
+
 impl Exchange {
     /// Serves the request to its end: the JSON-RPC response, or `None` when it was cancelled
     /// (no response is sent then).
-    pub(crate) async fn run(self) -> Option<Vec<u8>> {
+    pub(crate) async fn run(mut self) -> Option<Vec<u8>> {
         let outcome = self.serve().await?;
         Some(era_finished_bytes(
             Era::Session,
             &self.shared.server_meta,
-            self.id.clone(),
+            self.request.id.clone(),
             outcome,
         ))
     }
 
-    async fn serve(&self) -> Option<Finished> {
-        let progress_token = match self.meta.get(meta::PROGRESS_TOKEN) {
-            None => None,
-            Some(t) if t.is_string() || t.is_i64() || t.is_u64() => Some(t.clone()),
-            Some(_) => {
-                return Some(Err(ErrorObject::invalid_params(format!(
-                    "\"params._meta[{:?}]\" must be a string or an integer",
-                    meta::PROGRESS_TOKEN
-                ))));
-            }
+    async fn serve(&mut self) -> Option<Finished> {
+        let progress_token = match self.request.progress_token() {
+            Ok(token) => token,
+            Err(error) => return Some(Err(error)),
         };
-        let mut answers: Option<Answers> = None;
+        let Some(mut params) = self.request.take_params() else {
+            return Some(Err(ErrorObject::internal("the request was served already")));
+        };
         let mut round = 0u32;
         loop {
-            let outcome = self
-                .round(
-                    answers.take(),
-                    progress_token.clone(),
-                    self.record.log_level,
-                )
-                .await?;
+            let outcome = self.round(params, progress_token.clone()).await?;
             let ir = match outcome {
                 Ok(Reply::InputRequired(ir)) => ir,
                 other => return Some(other),
@@ -124,74 +112,24 @@ impl Exchange {
                     self.shared.mrtr.max_rounds
                 ))));
             }
-            match self.ask(ir).await {
-                Ok(Some(next)) => answers = Some(next),
+            let (responses, state) = match self.ask(ir).await {
+                Ok(Some(answers)) => answers,
                 Ok(None) => return None,
                 Err(error) => return Some(Err(error)),
-            }
+            };
+            params = match self.request.retry(responses, state) {
+                Ok(retry) => (retry, true),
+                Err(error) => return Some(Err(error)),
+            };
         }
     }
 
-    /// The `_meta` dispatch sees: the request's own, with the session's protocol version,
-    /// client capabilities and client info.
-    fn meta(&self) -> Map<String, Value> {
-        let mut meta = self.meta.clone();
-        meta.insert(
-            meta::PROTOCOL_VERSION.to_owned(),
-            Value::from(self.record.protocol_version.clone()),
-        );
-        meta.insert(
-            meta::CLIENT_CAPABILITIES.to_owned(),
-            Value::Object(self.record.client_capabilities.clone()),
-        );
-        if let Some(info) = &self.record.client_info {
-            meta.insert(meta::CLIENT_INFO.to_owned(), info.clone());
-        }
-        meta
-    }
-
-    /// The message dispatch reads for a round: the request itself first, then the request
-    /// with the answers of the round before (`inputResponses`, `requestState`).
-    fn message(&self, answers: Option<Answers>) -> Result<Bytes, ErrorObject> {
-        let Some((responses, state)) = answers else {
-            return Ok(self.body.clone());
-        };
-        let mut message: Map<String, Value> = serde_json::from_slice(&self.body)
-            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))?;
-        let params = message
-            .entry("params")
-            .or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(params) = params else {
-            return Err(ErrorObject::invalid_params("\"params\" must be an object"));
-        };
-        params.insert("inputResponses".to_owned(), Value::Object(responses));
-        if let Some(state) = state {
-            params.insert("requestState".to_owned(), Value::from(state));
-        }
-        serde_json::to_vec(&message)
-            .map(Bytes::from)
-            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))
-    }
-
+    /// One round through dispatch, with the session's `_meta` and log level.
     async fn round(
         &self,
-        answers: Option<Answers>,
+        (params, mrtr_members): Params,
         progress_token: Option<Value>,
-        log_level: Option<LoggingLevel>,
     ) -> Option<Finished> {
-        let message = match self.message(answers) {
-            Ok(message) => message,
-            Err(error) => return Some(Err(error)),
-        };
-        let request = match Incoming::parse(&message) {
-            Ok(Incoming::Request(request)) => request,
-            Ok(_) => {
-                return Some(Err(ErrorObject::internal(
-                    "the request could not be rebuilt",
-                )));
-            }
-            Err(e) => return Some(Err(e.to_error_object())),
-        };
         let (tx, rx) = match self.stream {
             Some(_) => {
                 let (tx, rx) = mpsc::channel(self.shared.limits.event_buffer.max(1));
@@ -201,7 +139,7 @@ impl Exchange {
         };
         let admission = Admission {
             admitted: Admitted {
-                log_level,
+                log_level: self.record.log_level,
                 progress_token,
             },
             events: tx.map(|tx| EventSink { tx, framing: RAW }),
@@ -209,17 +147,24 @@ impl Exchange {
             principal: self.principal.clone(),
             access: self.access.clone(),
         };
+        let request = IncomingRequest {
+            id: self.request.id.clone(),
+            method: self.request.method.clone(),
+            meta: None,
+            params,
+            mrtr_members,
+        };
         let call = Call::with_meta(
             &self.shared,
             request,
-            &message,
+            &self.request.body,
             admission,
             &NoMirror,
-            self.meta(),
+            self.request.meta(&self.live.meta),
         );
         match dispatch::dispatch(&self.shared, call) {
             Dispatch::Ready(outcome) => Some(outcome),
-            Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.method))),
+            Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.request.method))),
             Dispatch::Pending(fut) => self.until_done(fut, rx).await,
         }
     }
