@@ -13,6 +13,7 @@
 //! | `builder`, `server`, `catalog`, `runtime` | building the server, its catalog snapshot, runtime changes |
 //! | [`tools`], `typed` (feature `schemars`), [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
 //! | `dispatch` | routing every method, and the per-method rules |
+//! | `era` | which revisions a request belongs to (2026-07-28, or a session of the earlier ones), for every transport |
 //! | [`access`] | what a request's credentials allow (scopes), checked before any handler |
 //! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
 //! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
@@ -30,6 +31,7 @@ pub(crate) mod catalog;
 pub mod completion;
 pub mod context;
 pub(crate) mod dispatch;
+pub(crate) mod era;
 pub mod error;
 pub mod extension;
 mod future;

@@ -30,6 +30,7 @@ use tracing::Instrument as _;
 
 use super::NEWLINE;
 use super::connection::Connection;
+use crate::core::era::{self, Declared};
 use crate::core::legacy::{
     Exchange, Legacy, Live, SessionMeta, SessionRecord, SessionRequest, follow, initialize_result,
     new_record, session_method, subscribe,
@@ -79,7 +80,9 @@ pub(super) fn route<'a>(
         return Some(parsed);
     };
     let legacy = match &conn.shared.legacy {
-        Some(legacy) if request.method == "initialize" && request.meta.is_none() => legacy.clone(),
+        Some(legacy) if era::asks_for_session(Declared::on_stream(request), request) => {
+            legacy.clone()
+        }
         _ => {
             conn.era = Era::Modern;
             return Some(parsed);

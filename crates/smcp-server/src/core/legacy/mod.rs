@@ -27,9 +27,9 @@ pub(crate) use changes::{follow, subscribe};
 pub use config::{LEGACY_VERSIONS, LegacyConfig};
 pub(crate) use config::{Legacy, is_legacy, negotiate};
 pub(crate) use live::{Live, event_id, parse_event_id};
-pub(crate) use request::SessionRequest;
 #[cfg(feature = "stdio")]
 pub(crate) use request::SessionMeta;
+pub(crate) use request::SessionRequest;
 pub(crate) use rounds::Exchange;
 pub(crate) use session::{Refusal, RefusalKind};
 #[cfg(feature = "stdio")]

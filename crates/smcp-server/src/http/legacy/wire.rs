@@ -8,7 +8,8 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 
-use crate::core::legacy::{Refusal, RefusalKind, is_legacy};
+use crate::core::era::{self, Declared};
+use crate::core::legacy::{Refusal, RefusalKind};
 use crate::core::reply::error_bytes;
 use crate::http::body::McpBody;
 use crate::http::response::json_response;
@@ -52,50 +53,27 @@ pub(super) fn header_str<'h>(
         })
 }
 
-/// Whether a POST belongs to the earlier revisions by its headers alone: a session id with
-/// an earlier `MCP-Protocol-Version` or none. (An earlier version without a session is
-/// decided after parsing, see [`legacy_request`].)
-pub(crate) fn claims(headers: &HeaderMap) -> bool {
-    headers.contains_key(SESSION_HEADER)
-        && match headers.get(VERSION_HEADER) {
-            Some(v) => v
-                .to_str()
-                .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
-            None => true,
-        }
+/// The version a request's `MCP-Protocol-Version` declares (an unreadable one: another).
+fn declared(headers: &HeaderMap) -> Declared {
+    match headers.get(VERSION_HEADER) {
+        None => Declared::Nothing,
+        Some(v) => v.to_str().map_or(Declared::Other, Declared::version),
+    }
 }
 
-/// Whether a parsed request without a session belongs to the earlier revisions: an
-/// `initialize` with an earlier `MCP-Protocol-Version` or none, or any request with an
-/// earlier version and no 2026-07-28 `_meta` (which is then refused for its missing session).
-/// A request with an earlier version and a 2026-07-28 `_meta` stays a 2026-07-28 request,
-/// refused as a header mismatch (−32020).
+/// Whether a POST belongs to a session by its headers alone (`core/era.rs`): a session id,
+/// and an earlier `MCP-Protocol-Version` or none.
+pub(crate) fn claims(headers: &HeaderMap) -> bool {
+    era::in_session(declared(headers), headers.contains_key(SESSION_HEADER))
+}
+
+/// Whether a parsed request without a session belongs to the earlier revisions
+/// (`core/era.rs`).
 pub(crate) fn legacy_request(
     headers: &HeaderMap,
     request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
 ) -> bool {
-    if request.method == "initialize" {
-        return initialize_is_legacy(headers);
-    }
-    let legacy_version = headers.get(VERSION_HEADER).is_some_and(|v| {
-        v.to_str()
-            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t'])))
-    });
-    legacy_version
-        && !request.meta.as_deref().is_some_and(|m| {
-            smcp_proto::meta::MetaView::parse(m).is_ok_and(|v| v.protocol_version.is_some())
-        })
-}
-
-/// Whether an `initialize` with these headers starts a legacy session: no
-/// `MCP-Protocol-Version`, or an earlier one.
-pub(super) fn initialize_is_legacy(headers: &HeaderMap) -> bool {
-    match headers.get(VERSION_HEADER) {
-        None => true,
-        Some(v) => v
-            .to_str()
-            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
-    }
+    era::is_earlier(declared(headers), request)
 }
 
 /// Reads the head; `Err` with the refusal response.
