@@ -130,18 +130,21 @@ impl Exchange {
         (params, mrtr_members): Params,
         progress_token: Option<Value>,
     ) -> Option<Finished> {
+        let admitted = Admitted {
+            log_level: self.record.log_level,
+            progress_token,
+        };
+        // A channel for the handler's events only when it may send any (as over 2026-07-28):
+        // its server-to-client requests go on the stream without one.
         let (tx, rx) = match self.stream {
-            Some(_) => {
+            Some(_) if admitted.may_emit(self.shared.features.logging) => {
                 let (tx, rx) = mpsc::channel(self.shared.limits.event_buffer.max(1));
                 (Some(tx), Some(rx))
             }
-            None => (None, None),
+            _ => (None, None),
         };
         let admission = Admission {
-            admitted: Admitted {
-                log_level: self.record.log_level,
-                progress_token,
-            },
+            admitted,
             events: tx.map(|tx| EventSink { tx, framing: RAW }),
             cancel: self.cancel.clone(),
             principal: self.principal.clone(),

@@ -190,7 +190,9 @@ pub(crate) async fn post(
             }
             let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
-            let primed = super::wire::priming(&exchange.record.protocol_version, stream);
+            // The priming event is written only when the response turns out to be SSE.
+            let primes = super::wire::primes(&exchange.record.protocol_version);
+            let primed = move || primes.then(|| super::wire::priming_event(stream));
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
@@ -209,7 +211,7 @@ pub(crate) async fn post(
                 live.end(&id);
                 live.close_stream(stream);
             });
-            sse_response(McpBody::stream(primed, rx, None))
+            sse_response(McpBody::stream(primed(), rx, None))
         }
     }
 }
@@ -256,7 +258,7 @@ async fn answered(
     stream: u64,
     answer: Option<Vec<u8>>,
     mut rx: mpsc::Receiver<Bytes>,
-    primed: Option<Bytes>,
+    primed: impl FnOnce() -> Option<Bytes>,
 ) -> Response<McpBody> {
     let mut early = Vec::new();
     while let Ok(frame) = rx.try_recv() {
@@ -275,7 +277,7 @@ async fn answered(
     }
     live.end(id);
     live.close_stream(stream);
-    sse_response(McpBody::stream(joined(primed, early), rx, None))
+    sse_response(McpBody::stream(joined(primed(), early), rx, None))
 }
 
 /// The first bytes of an SSE body: the priming event, if any, then `frames`.

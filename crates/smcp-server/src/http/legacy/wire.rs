@@ -148,12 +148,20 @@ pub(super) const RETRY_MS: u32 = 1000;
 /// The priming event a 2025-11-25 stream starts with (an id to resume from, no data, and
 /// `retry:`); earlier revisions do not define it.
 pub(crate) fn priming(version: &str, stream: u64) -> Option<Bytes> {
-    (version == "2025-11-25").then(|| {
-        Bytes::from(format!(
-            "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
-            crate::core::legacy::event_id(stream, 0)
-        ))
-    })
+    primes(version).then(|| priming_event(stream))
+}
+
+/// Whether a stream of `version` starts with a priming event.
+pub(super) fn primes(version: &str) -> bool {
+    version == "2025-11-25"
+}
+
+/// The priming event of `stream`.
+pub(super) fn priming_event(stream: u64) -> Bytes {
+    Bytes::from(format!(
+        "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
+        crate::core::legacy::event_id(stream, 0)
+    ))
 }
 
 /// Whether this non-POST request is for a legacy session (GET or DELETE with a session id).
