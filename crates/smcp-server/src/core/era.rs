@@ -39,7 +39,7 @@ impl Declared {
     /// The version a header names (its optional whitespace trimmed).
     #[cfg(feature = "legacy")]
     pub(crate) fn version(text: &str) -> Self {
-        if super::legacy::is_legacy(text.trim_matches([' ', '\t'])) {
+        if super::versions::is_legacy(text.trim_matches([' ', '\t'])) {
             Self::Earlier
         } else {
             Self::Other

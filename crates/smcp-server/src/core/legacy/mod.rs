@@ -25,7 +25,7 @@ mod store;
 
 pub(crate) use changes::{follow, subscribe};
 pub use config::{LEGACY_VERSIONS, LegacyConfig};
-pub(crate) use config::{Legacy, is_legacy, negotiate};
+pub(crate) use config::{Legacy, negotiate};
 pub(crate) use live::{Live, event_id, parse_event_id};
 #[cfg(feature = "stdio")]
 pub(crate) use request::SessionMeta;
