@@ -258,6 +258,8 @@ impl Writer<'_> {
         self.era == Era::Stateless
     }
 
+    /// A typed result, with the era's server `_meta` entries added to its own `_meta`, or
+    /// spliced in when it has none.
     fn result<R: HasMeta>(&self, out: &mut Vec<u8>, mut result: R) {
         if let Some(meta) = result.meta_mut() {
             self.entries.merge_into(meta);
@@ -273,8 +275,10 @@ impl Writer<'_> {
         }
     }
 
-    /// An extension's result object: `resultType` added when missing, the server's `_meta`
-    /// merged into its own (or replacing one that is not an object).
+    /// A result object (an extension's, or a session method's): for 2026-07-28 `resultType`
+    /// added when missing, for the earlier revisions the 2026-only members taken out; the
+    /// era's server `_meta` entries merged into its own (or replacing one that is not an
+    /// object), and for the earlier revisions no `serverInfo` and no empty `_meta`.
     fn object(&self, out: &mut Vec<u8>, mut result: Map<String, Value>) {
         if self.is_stateless() {
             if !result.contains_key("resultType") {

@@ -1,18 +1,19 @@
 //! One request of a legacy session, served by the same dispatch (and so the same handlers)
 //! as a 2026-07-28 request.
 //!
-//! The request goes to dispatch as it was read (`request.rs`), typed, with a `_meta` made from
-//! the session: the client capabilities of its `initialize` (so required-capability checks
-//! hold) and its `clientInfo` after the request's own members; the request's own
-//! `progressToken` and the session's log level go in as a 2026-07-28 request's are admitted. A handler that asks for
-//! input (`input.ask(..)`) ends its round with `input_required` exactly as under 2026-07-28;
-//! here each input request becomes a JSON-RPC request to the client (`elicitation/create`,
-//! `sampling/createMessage`, `roots/list`) on the request's stream, with an id the server
-//! chose, and the client's responses (POSTed back, `Live::answer`) become the next round's
-//! `inputResponses`, with the sealed `requestState` of the round before: the retry a 2026
-//! client would send, so the handler sees the same input either way. Rounds are bounded by
-//! the MRTR round limit, each wait by the response timeout and the session's bound on
-//! waiting requests.
+//! The request goes to dispatch as it was read (`request.rs`), typed, with a `_meta` made
+//! from the session: the client capabilities of its `initialize` (so required-capability
+//! checks hold) and its `clientInfo`, after the request's own members; the request's own
+//! `progressToken` and the session's log level are admitted as a 2026-07-28 request's are.
+//! A handler that asks for input (`input.ask(..)`) ends its round with `input_required`
+//! exactly as under 2026-07-28; here each input request becomes a JSON-RPC request to the
+//! client (`elicitation/create`, `sampling/createMessage`, `roots/list`) on the request's
+//! stream, with an id the server chose, and the client's responses (POSTed back,
+//! `Live::answer`) become the next round's `inputResponses`, with the sealed `requestState`
+//! of the round before: the retry a 2026 client would send, so the handler sees the same
+//! input either way. Rounds are bounded by the MRTR round limit, each wait by the response
+//! timeout and the session's bound on waiting requests. The response is written by the one
+//! writer for the session's era (`core/reply.rs`).
 
 use std::sync::Arc;
 
