@@ -37,8 +37,7 @@ use crate::core::metrics::RequestRecord;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
-use crate::drain::Drained;
-use crate::drain::cut_error;
+use crate::drain::{Drained, cut_error};
 
 /// A batch this large is written without waiting for the reader to run dry.
 const BATCH_BYTES: usize = 64 * 1024;
