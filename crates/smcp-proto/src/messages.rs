@@ -86,6 +86,22 @@ pub mod method {
     pub fn client_request(name: &str) -> Option<&'static str> {
         CLIENT_REQUESTS.into_iter().find(|m| *m == name)
     }
+
+    // The session methods of the earlier revisions (2025-11-25 and before), which 2026-07-28
+    // does not define: a server that also serves those revisions answers them on a session.
+
+    /// `initialize` (earlier revisions): starts a session and negotiates its version.
+    pub const INITIALIZE: &str = "initialize";
+    /// `notifications/initialized` (earlier revisions): the client is ready for the session.
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// `ping` (earlier revisions).
+    pub const PING: &str = "ping";
+    /// `logging/setLevel` (earlier revisions): the session's log level.
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// `resources/subscribe` (earlier revisions): the session's resource subscriptions.
+    pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+    /// `resources/unsubscribe` (earlier revisions).
+    pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
 }
 
 /// `server/discover` request.

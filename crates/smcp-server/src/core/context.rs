@@ -163,7 +163,8 @@ impl std::fmt::Debug for ServerRef {
 #[derive(Debug)]
 pub(crate) enum MetaSource {
     /// Raw JSON from the request, parsed on first use: a JSON object the full parser reads,
-    /// as admission checked (`MetaView::parse`).
+    /// as admission checked (`MetaView::parse`); for a legacy session's request, its own
+    /// members followed by the session's (`core/legacy/request.rs`).
     Raw(Bytes),
     /// Already parsed (detached contexts).
     Parsed(Map<String, Value>),

@@ -96,7 +96,7 @@ impl<'a> Call<'a> {
         message: &Bytes,
         admission: Admission,
         mirror: &'a dyn ParamMirror,
-        given_meta: Option<Map<String, Value>>,
+        given_meta: Option<Bytes>,
     ) -> Self {
         let IncomingRequest {
             id,
@@ -109,7 +109,7 @@ impl<'a> Call<'a> {
             id,
             method: method.clone(),
             meta: match (given_meta, meta.as_deref()) {
-                (Some(given), _) => MetaSource::Parsed(given),
+                (Some(given), _) => MetaSource::Raw(given),
                 (None, Some(m)) => MetaSource::Raw(meta_bytes(message, m)),
                 (None, None) => MetaSource::Parsed(Map::new()),
             },
@@ -134,8 +134,8 @@ impl<'a> Call<'a> {
 }
 
 impl Call<'_> {
-    /// The call for `request` with `_meta` given whole rather than read from the message (the
-    /// earlier revisions' sessions, whose `_meta` comes from the session).
+    /// The call for `request` with `_meta` given whole, as JSON, rather than read from the
+    /// message (the earlier revisions' sessions, whose `_meta` comes from the session).
     #[cfg(feature = "legacy")]
     pub(crate) fn with_meta<'m>(
         shared: &Arc<Shared>,
@@ -143,7 +143,7 @@ impl Call<'_> {
         message: &Bytes,
         admission: Admission,
         mirror: &'m dyn ParamMirror,
-        meta: Map<String, Value>,
+        meta: Bytes,
     ) -> Call<'m> {
         Call::build(shared, request, message, admission, mirror, Some(meta))
     }

@@ -9,7 +9,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest};
 use smcp_proto::meta::{self, MetaView, raw_str};
 
 fn invalid(message: String) -> ErrorObject {
@@ -140,13 +139,13 @@ impl Admitted {
 /// (−32602), its protocol version present and supported (−32022), client capabilities, then
 /// client info, log level and progress token of the right type (−32602).
 #[cfg(feature = "stdio")]
-pub(crate) fn admit(request: &IncomingRequest<'_>) -> Result<Admitted, ErrorObject> {
+pub(crate) fn admit(
+    request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
+) -> Result<Admitted, ErrorObject> {
+    use super::era::{self, Declared};
     use super::server::SUPPORTED_VERSIONS;
-    if request.method == "initialize" && request.meta.is_none() {
-        return Err(ErrorObject::unsupported_protocol_version(
-            SUPPORTED_VERSIONS,
-            &legacy_requested_version(request),
-        ));
+    if era::asks_for_session(Declared::on_stream(request), request) {
+        return Err(era::unsupported(request));
     }
     let view = require(request.meta.as_deref())?;
     let version = protocol_version(&view)?;
@@ -158,18 +157,6 @@ pub(crate) fn admit(request: &IncomingRequest<'_>) -> Result<Admitted, ErrorObje
     }
     client_capabilities(&view)?;
     optional(&view)
-}
-
-/// `params.protocolVersion` of a legacy `initialize`, for the −32022 error's `data.requested`.
-pub(crate) fn legacy_requested_version(request: &IncomingRequest<'_>) -> String {
-    match &request.params {
-        Ok(ClientRequest::Other(params)) => params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-        _ => String::new(),
-    }
 }
 
 /// `_meta` as a slice of the message it was parsed from (no copy), or a copy when it is not

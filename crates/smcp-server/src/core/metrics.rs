@@ -16,6 +16,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use smcp_proto::messages::method;
+
 /// One request as the transport answered it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestRecord {
@@ -173,18 +175,18 @@ impl MetricsHandle {
 /// The core methods of 2026-07-28, the only method names that become labels besides those
 /// extensions register.
 const CORE_METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "subscriptions/listen",
-    "ping",
-    "initialize",
+    method::DISCOVER,
+    method::TOOLS_LIST,
+    method::TOOLS_CALL,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+    method::PROMPTS_LIST,
+    method::PROMPTS_GET,
+    method::COMPLETE,
+    method::SUBSCRIPTIONS_LISTEN,
+    method::PING,
+    method::INITIALIZE,
 ];
 
 /// The label for `method`: the method itself when it is a core method or one of

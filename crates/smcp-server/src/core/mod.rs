@@ -13,6 +13,7 @@
 //! | `builder`, `server`, `catalog`, `runtime` | building the server, its catalog snapshot, runtime changes |
 //! | [`tools`], `typed` (feature `schemars`), [`resources`], [`prompts`], [`completion`], [`handler`] | what an application registers, and what its handlers receive and return |
 //! | `dispatch` | routing every method, and the per-method rules |
+//! | `era` | which revisions a request belongs to (2026-07-28, or a session of the earlier ones), for every transport |
 //! | [`access`] | what a request's credentials allow (scopes), checked before any handler |
 //! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
 //! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
@@ -20,7 +21,7 @@
 //! | [`keys`] | the one key ring and the one clock |
 //! | `listen` | `subscriptions/listen`, the protocol side |
 //! | [`legacy`] | the stateful revisions (2025-11-25 and before): sessions, `initialize`, server-to-client requests (feature `legacy`) |
-//! | [`reply`] | typed replies and the response writer |
+//! | [`reply`] | typed replies and the response writer, for 2026-07-28 and for the earlier revisions (`omit`: a result without the 2026-only members) |
 //! | [`trace`] | W3C trace context from `_meta` or the transport's headers |
 //! | [`metrics`], [`health`] | the metrics seam (a plain trait, a no-op when off) and readiness checks |
 
@@ -30,6 +31,7 @@ pub(crate) mod catalog;
 pub mod completion;
 pub mod context;
 pub(crate) mod dispatch;
+pub(crate) mod era;
 pub mod error;
 pub mod extension;
 mod future;
@@ -42,6 +44,8 @@ pub(crate) mod listen;
 pub(crate) mod meta;
 pub mod metrics;
 pub mod mrtr;
+#[cfg(feature = "legacy")]
+mod omit;
 pub(crate) mod pagination;
 pub mod prompts;
 pub mod reply;

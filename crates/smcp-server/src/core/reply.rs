@@ -6,6 +6,11 @@
 //! result's own: when the result has no `_meta`, the server's object — serialized once, when
 //! the server was built — is spliced in after the result's members, so the common case costs
 //! one serialization of the result and nothing else. Every transport uses this writer.
+//!
+//! The earlier revisions' sessions (feature `legacy`) use it too, for their [`Era`]: their
+//! results are the same types without what only 2026-07-28 defines (`resultType`, `ttlMs`,
+//! `cacheScope`, the `serverInfo` entry of `_meta`). The writer leaves those out as it
+//! writes, so a session's reply costs what a 2026-07-28 one does.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -59,16 +64,30 @@ pub enum Reply {
 /// What a request ends with: a reply or a JSON-RPC error.
 pub type Finished = Result<Reply, ErrorObject>;
 
-/// The server's `_meta` entries, in both forms the writer needs.
+/// Which revisions a reply is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// 2026-07-28: results as their types serialize, the server's `_meta` added.
+    Stateless,
+    /// The earlier revisions' sessions: results without the members only 2026-07-28 defines
+    /// ([`ONLY_2026`], the `serverInfo` entry of `_meta`), and no empty `_meta`.
+    #[cfg(feature = "legacy")]
+    Session,
+}
+
+/// The members of a result only 2026-07-28 defines.
+const ONLY_2026: &[&str] = &["resultType", "ttlMs", "cacheScope"];
+
+/// The server's `_meta` entries of one era, in both forms the writer needs.
 #[derive(Debug, Clone)]
-pub(crate) struct ServerMeta {
+struct Entries {
     map: Map<String, Value>,
     /// `map` as JSON, serialized once.
     json: Box<[u8]>,
 }
 
-impl ServerMeta {
-    pub(crate) fn new(map: Map<String, Value>) -> Self {
+impl Entries {
+    fn new(map: Map<String, Value>) -> Self {
         // Serializing a map of JSON values cannot fail.
         let json = serde_json::to_vec(&map).unwrap_or_else(|_| b"{}".to_vec());
         Self {
@@ -78,23 +97,50 @@ impl ServerMeta {
     }
 
     /// Adds the server's entries a result's `_meta` lacks (the result's own win).
-    /// The server's `_meta` object as the writer splices it in.
-    #[cfg(feature = "legacy")]
-    pub(crate) fn json(&self) -> &[u8] {
-        &self.json
-    }
-
-    /// One of the server's `_meta` entries.
-    #[cfg(feature = "legacy")]
-    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
-        self.map.get(key)
-    }
-
     fn merge_into(&self, meta: &mut Meta) {
         for (key, value) in &self.map {
             if !meta.contains_key(key) {
                 meta.insert(key.clone(), value.clone());
             }
+        }
+    }
+}
+
+/// The server's `_meta` entries: all of them for 2026-07-28, and for the earlier revisions
+/// those they define (all but `serverInfo`, which their `initialize` result carries instead).
+#[derive(Debug, Clone)]
+pub(crate) struct ServerMeta {
+    stateless: Entries,
+    #[cfg(feature = "legacy")]
+    session: Entries,
+}
+
+impl ServerMeta {
+    pub(crate) fn new(map: Map<String, Value>) -> Self {
+        #[cfg(feature = "legacy")]
+        let session = {
+            let mut earlier = map.clone();
+            earlier.shift_remove(smcp_proto::meta::SERVER_INFO);
+            Entries::new(earlier)
+        };
+        Self {
+            stateless: Entries::new(map),
+            #[cfg(feature = "legacy")]
+            session,
+        }
+    }
+
+    /// One of the server's `_meta` entries.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.stateless.map.get(key)
+    }
+
+    fn entries(&self, era: Era) -> &Entries {
+        match era {
+            Era::Stateless => &self.stateless,
+            #[cfg(feature = "legacy")]
+            Era::Session => &self.session,
         }
     }
 }
@@ -128,26 +174,39 @@ has_meta!(
     SubscriptionsListenResult,
 );
 
-/// The JSON-RPC response for `reply`.
+/// The JSON-RPC response for `reply` (2026-07-28).
 pub(crate) fn response_bytes(server: &ServerMeta, id: &RequestId, reply: Reply) -> Vec<u8> {
+    era_response_bytes(Era::Stateless, server, id, reply)
+}
+
+/// The JSON-RPC response for `reply`, as `era` defines it.
+pub(crate) fn era_response_bytes(
+    era: Era,
+    server: &ServerMeta,
+    id: &RequestId,
+    reply: Reply,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_json(&mut out, id);
     out.extend_from_slice(br#","result":"#);
-    let meta = server;
+    let w = Writer {
+        era,
+        entries: server.entries(era),
+    };
     match reply {
-        Reply::Discover(r) => write_result(&mut out, meta, *r),
-        Reply::ListTools(r) => write_result(&mut out, meta, r),
-        Reply::Tool(r) => write_result(&mut out, meta, r),
-        Reply::ListResources(r) => write_result(&mut out, meta, r),
-        Reply::ListResourceTemplates(r) => write_result(&mut out, meta, r),
-        Reply::ReadResource(r) => write_result(&mut out, meta, r),
-        Reply::ListPrompts(r) => write_result(&mut out, meta, r),
-        Reply::GetPrompt(r) => write_result(&mut out, meta, r),
-        Reply::Complete(r) => write_result(&mut out, meta, r),
-        Reply::InputRequired(r) => write_result(&mut out, meta, r),
-        Reply::Listen(r) => write_result(&mut out, meta, r),
-        Reply::Object(r) => write_object(&mut out, meta, r),
+        Reply::Discover(r) => w.result(&mut out, *r),
+        Reply::ListTools(r) => w.result(&mut out, r),
+        Reply::Tool(r) => w.result(&mut out, r),
+        Reply::ListResources(r) => w.result(&mut out, r),
+        Reply::ListResourceTemplates(r) => w.result(&mut out, r),
+        Reply::ReadResource(r) => w.result(&mut out, r),
+        Reply::ListPrompts(r) => w.result(&mut out, r),
+        Reply::GetPrompt(r) => w.result(&mut out, r),
+        Reply::Complete(r) => w.result(&mut out, r),
+        Reply::InputRequired(r) => w.result(&mut out, r),
+        Reply::Listen(r) => w.result(&mut out, r),
+        Reply::Object(r) => w.object(&mut out, r),
     }
     out.push(b'}');
     out
@@ -156,8 +215,19 @@ pub(crate) fn response_bytes(server: &ServerMeta, id: &RequestId, reply: Reply) 
 /// The final JSON-RPC message of a request: its result, or its error.
 #[cfg(feature = "stdio")]
 pub(crate) fn finished_bytes(server: &ServerMeta, id: RequestId, outcome: Finished) -> Vec<u8> {
+    era_finished_bytes(Era::Stateless, server, id, outcome)
+}
+
+/// The final JSON-RPC message of a request as `era` defines it: its result, or its error.
+#[cfg(any(feature = "stdio", feature = "legacy"))]
+pub(crate) fn era_finished_bytes(
+    era: Era,
+    server: &ServerMeta,
+    id: RequestId,
+    outcome: Finished,
+) -> Vec<u8> {
     match outcome {
-        Ok(reply) => response_bytes(server, &id, reply),
+        Ok(reply) => era_response_bytes(era, server, &id, reply),
         Err(error) => error_bytes(Some(id), error),
     }
 }
@@ -176,48 +246,118 @@ pub(crate) fn error_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8> 
     Message::Error(ErrorResponse { id, error }).to_vec()
 }
 
-fn write_result<R: HasMeta>(out: &mut Vec<u8>, server: &ServerMeta, mut result: R) {
-    if let Some(meta) = result.meta_mut() {
-        server.merge_into(meta);
-        write_json(out, &result);
-        return;
-    }
-    let start = out.len();
-    write_json(out, &result);
-    splice_meta(out, start, server);
+/// The writer of one result, for one era.
+struct Writer<'a> {
+    era: Era,
+    entries: &'a Entries,
 }
 
-/// An extension's result object: `resultType` added when missing, the server's `_meta`
-/// merged into its own (or replacing one that is not an object).
-fn write_object(out: &mut Vec<u8>, server: &ServerMeta, mut result: Map<String, Value>) {
-    if !result.contains_key("resultType") {
-        result.insert("resultType".to_owned(), Value::from("complete"));
+impl Writer<'_> {
+    /// Whether this era writes what only 2026-07-28 defines.
+    fn is_stateless(&self) -> bool {
+        self.era == Era::Stateless
     }
-    match result.get_mut("_meta") {
-        Some(Value::Object(meta)) => server.merge_into(meta),
-        Some(other) => *other = Value::Object(server.map.clone()),
-        None => {
-            let start = out.len();
-            write_json(out, &result);
-            splice_meta(out, start, server);
-            return;
+
+    /// A typed result, with the era's server `_meta` entries added to its own `_meta`, or
+    /// spliced in when it has none.
+    fn result<R: HasMeta>(&self, out: &mut Vec<u8>, mut result: R) {
+        if let Some(meta) = result.meta_mut() {
+            self.entries.merge_into(meta);
+            if !self.is_stateless() {
+                drop_2026_meta(result.meta_mut());
+            }
+        }
+        let start = out.len();
+        let spliced = result.meta_mut().is_none();
+        self.write(out, &result);
+        if spliced {
+            self.splice_meta(out, start);
         }
     }
-    write_json(out, &result);
+
+    /// A result object (an extension's, or a session method's): for 2026-07-28 `resultType`
+    /// added when missing, for the earlier revisions the 2026-only members taken out; the
+    /// era's server `_meta` entries merged into its own (or replacing one that is not an
+    /// object), and for the earlier revisions no `serverInfo` and no empty `_meta`.
+    fn object(&self, out: &mut Vec<u8>, mut result: Map<String, Value>) {
+        if self.is_stateless() {
+            if !result.contains_key("resultType") {
+                result.insert("resultType".to_owned(), Value::from("complete"));
+            }
+        } else {
+            drop_2026_members(&mut result);
+        }
+        match result.get_mut("_meta") {
+            Some(Value::Object(meta)) => self.entries.merge_into(meta),
+            Some(other) => *other = Value::Object(self.entries.map.clone()),
+            None => {
+                let start = out.len();
+                write_json(out, &result);
+                self.splice_meta(out, start);
+                return;
+            }
+        }
+        if !self.is_stateless()
+            && let Some(Value::Object(meta)) = result.get_mut("_meta")
+        {
+            meta.shift_remove(smcp_proto::meta::SERVER_INFO);
+            if meta.is_empty() {
+                result.shift_remove("_meta");
+            }
+        }
+        write_json(out, &result);
+    }
+
+    /// A typed result; for the earlier revisions without the members only 2026-07-28 defines.
+    fn write<R: Serialize>(&self, out: &mut Vec<u8>, result: &R) {
+        match self.era {
+            Era::Stateless => write_json(out, result),
+            #[cfg(feature = "legacy")]
+            Era::Session => write_json(
+                out,
+                &super::omit::Without {
+                    value: result,
+                    skip: ONLY_2026,
+                },
+            ),
+        }
+    }
+
+    /// Turns the object written from `start` (`{…}`) into `{…,"_meta":<server>}`; for the
+    /// earlier revisions only when the server has entries they define.
+    fn splice_meta(&self, out: &mut Vec<u8>, start: usize) {
+        if out.len() < start + 2 || out.last() != Some(&b'}') {
+            return; // not an object: nothing to add to
+        }
+        if !self.is_stateless() && self.entries.map.is_empty() {
+            return;
+        }
+        out.pop();
+        if out.len() > start + 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#""_meta":"#);
+        out.extend_from_slice(&self.entries.json);
+        out.push(b'}');
+    }
 }
 
-/// Turns the object written from `start` (`{…}`) into `{…,"_meta":<server>}`.
-fn splice_meta(out: &mut Vec<u8>, start: usize, server: &ServerMeta) {
-    if out.len() < start + 2 || out.last() != Some(&b'}') {
-        return; // not an object: nothing to add to
+/// A typed result's `_meta` for the earlier revisions: without `serverInfo`, and gone when
+/// nothing is left.
+fn drop_2026_meta(meta: &mut Option<Meta>) {
+    if let Some(entries) = meta {
+        entries.shift_remove(smcp_proto::meta::SERVER_INFO);
+        if entries.is_empty() {
+            *meta = None;
+        }
     }
-    out.pop();
-    if out.len() > start + 1 {
-        out.push(b',');
+}
+
+/// An extension result object without the members only 2026-07-28 defines.
+fn drop_2026_members(result: &mut Map<String, Value>) {
+    for member in ONLY_2026 {
+        result.shift_remove(*member);
     }
-    out.extend_from_slice(br#""_meta":"#);
-    out.extend_from_slice(&server.json);
-    out.push(b'}');
 }
 
 fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
@@ -331,5 +471,169 @@ mod tests {
                 assert_eq!(got, via_value(&server, &RequestId::from(9), object.clone()));
             }
         }
+    }
+
+    /// The reference for the earlier revisions: the 2026-07-28 response as a `Value`,
+    /// without the members only 2026-07-28 defines.
+    #[cfg(feature = "legacy")]
+    fn without_2026(mut message: Value) -> Value {
+        if let Some(Value::Object(result)) = message.get_mut("result") {
+            for member in ONLY_2026 {
+                result.shift_remove(*member);
+            }
+            if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+                meta.shift_remove(smcp_proto::meta::SERVER_INFO);
+                if meta.is_empty() {
+                    result.shift_remove("_meta");
+                }
+            }
+        }
+        message
+    }
+
+    /// The server's `_meta` as the builder makes it: `serverInfo` only.
+    #[cfg(feature = "legacy")]
+    fn built() -> ServerMeta {
+        let info = json!({"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}});
+        ServerMeta::new(info.as_object().unwrap().clone())
+    }
+
+    #[cfg(feature = "legacy")]
+    fn session_text(id: i64, reply: Reply) -> String {
+        let server = built();
+        String::from_utf8(era_response_bytes(
+            Era::Session,
+            &server,
+            &RequestId::from(id),
+            reply,
+        ))
+        .unwrap()
+    }
+
+    /// Every reply of the earlier revisions is the 2026-07-28 one without its 2026-only
+    /// members, whatever the result's own `_meta` and the server's entries.
+    #[cfg(feature = "legacy")]
+    #[test]
+    fn session_results_are_the_2026_ones_without_their_members() {
+        use smcp_proto::server::tools::{ListToolsResult, Tool};
+        let object = |v: Value| v.as_object().unwrap().clone();
+        let mut own = CallToolResult::text("x");
+        own.meta = Some(object(
+            json!({"k": 1, "io.modelcontextprotocol/serverInfo": 2}),
+        ));
+        let mut only_info = CallToolResult::text("ttlMs");
+        only_info.meta = Some(object(json!({"io.modelcontextprotocol/serverInfo": {}})));
+        let mut list = ListToolsResult::new(vec![Tool::new("t", Tool::empty_input_schema())]);
+        list.next_cursor = Some("c".to_owned());
+        let replies = [
+            Reply::Tool(CallToolResult::text("a _meta, resultType and ttlMs")),
+            Reply::Tool(own),
+            Reply::Tool(only_info),
+            Reply::ListTools(list),
+            Reply::ListTools(ListToolsResult::new(vec![])),
+            Reply::Object(object(json!({"a": 1}))),
+            Reply::Object(object(
+                json!({"resultType": "task", "_meta": {"m": 2}, "ttlMs": 5}),
+            )),
+            Reply::Object(object(json!({"_meta": "not an object", "cacheScope": "x"}))),
+            Reply::Object(Map::new()),
+        ];
+        let mut extra = servers()[0].clone();
+        extra.insert("y".to_owned(), json!(true));
+        for server in [servers()[0].clone(), servers()[1].clone(), extra] {
+            let meta = ServerMeta::new(server);
+            for reply in &replies {
+                let id = RequestId::from(4);
+                let session = era_response_bytes(Era::Session, &meta, &id, reply.clone());
+                let stateless = response_bytes(&meta, &id, reply.clone());
+                let got: Value = serde_json::from_slice(&session).unwrap();
+                let want = without_2026(serde_json::from_slice(&stateless).unwrap());
+                assert_eq!(got, want, "{reply:?}");
+                let text = String::from_utf8(session).unwrap();
+                assert!(!text.contains("serverInfo"), "{text}");
+                assert!(!text.contains(r#""resultType":"complete""#), "{text}");
+            }
+        }
+    }
+
+    /// The bytes a session's client gets, pinned: the members of a result keep the order
+    /// of its type, less the ones left out.
+    #[cfg(feature = "legacy")]
+    #[test]
+    fn pinned_bytes_of_the_earlier_revisions() {
+        use smcp_proto::server::tools::{ListToolsResult, Tool};
+        let object = |v: Value| v.as_object().unwrap().clone();
+        let mut own = CallToolResult::text("x");
+        own.meta = Some(object(json!({"k": 1})));
+        let full = |text: &str| {
+            let mut full = CallToolResult::text(text);
+            full.structured_content = Some(json!({"n": 1}));
+            full.is_error = Some(true);
+            full
+        };
+        let mut list = ListToolsResult::new(vec![Tool::new("t", Tool::empty_input_schema())]);
+        list.next_cursor = Some("c".to_owned());
+        let extension = json!({"resultType": "task", "_meta": {"m": 2}, "b": [], "ttlMs": 5});
+        let cases: [(Reply, &str); 10] = [
+            (
+                Reply::Tool(CallToolResult::text("hi")),
+                r#"{"content":[{"type":"text","text":"hi"}]}"#,
+            ),
+            (
+                Reply::Tool(CallToolResult::text("a _meta and ttlMs")),
+                r#"{"content":[{"type":"text","text":"a _meta and ttlMs"}]}"#,
+            ),
+            (
+                Reply::Tool(own),
+                r#"{"_meta":{"k":1},"content":[{"type":"text","text":"x"}]}"#,
+            ),
+            (
+                Reply::Tool(full("y")),
+                r#"{"content":[{"type":"text","text":"y"}],"structuredContent":{"n":1},"isError":true}"#,
+            ),
+            (
+                Reply::Tool(full("ttlMs")),
+                r#"{"content":[{"type":"text","text":"ttlMs"}],"structuredContent":{"n":1},"isError":true}"#,
+            ),
+            (
+                Reply::ListTools(list),
+                r#"{"tools":[{"name":"t","inputSchema":{"type":"object"}}],"nextCursor":"c"}"#,
+            ),
+            (Reply::Object(object(json!({"a": 1}))), r#"{"a":1}"#),
+            (
+                Reply::Object(object(extension)),
+                r#"{"_meta":{"m":2},"b":[]}"#,
+            ),
+            (Reply::Object(Map::new()), r#"{}"#),
+            (
+                Reply::Object(object(
+                    json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "1"}}),
+                )),
+                r#"{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}"#,
+            ),
+        ];
+        for (reply, want) in cases {
+            assert_eq!(
+                session_text(7, reply),
+                format!(r#"{{"jsonrpc":"2.0","id":7,"result":{want}}}"#)
+            );
+        }
+        let server = built();
+        let error = era_finished_bytes(
+            Era::Session,
+            &server,
+            RequestId::from(7),
+            Err(ErrorObject::invalid_params("bad")),
+        );
+        assert_eq!(
+            error,
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#
+        );
+        let unread = error_bytes(None, ErrorObject::invalid_request("no"));
+        assert_eq!(
+            unread,
+            br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"no"}}"#
+        );
     }
 }

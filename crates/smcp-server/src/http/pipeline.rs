@@ -23,6 +23,7 @@ use smcp_proto::header;
 use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest};
 
 use super::rejection::Rejection;
+use crate::core::era::{self, Declared};
 use crate::core::meta::{self, Admitted};
 use crate::core::server::{SUPPORTED_VERSIONS, Shared};
 
@@ -60,12 +61,9 @@ pub(crate) fn check(
     let Some(header_version) =
         single_header(headers, &PROTOCOL_VERSION_HEADER).map_err(mismatch)?
     else {
-        if request.method == "initialize" {
+        if era::asks_for_session(Declared::Nothing, request) {
             // A client of an earlier revision: name the versions we speak (versioning.mdx).
-            return Err(invalid(ErrorObject::unsupported_protocol_version(
-                SUPPORTED_VERSIONS,
-                &meta::legacy_requested_version(request),
-            )));
+            return Err(invalid(era::unsupported(request)));
         }
         return Err(mismatch(
             "Header mismatch: the MCP-Protocol-Version header is required".to_owned(),

@@ -25,9 +25,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::lines::{Line, LineReader};
-use super::running::{Registration, Running};
+use super::link::Link;
+use super::listen;
+use super::options::{NEWLINE, StdioOptions};
+use super::running::Registration;
 use super::writer::Output;
-use super::{Drained, NEWLINE, StdioOptions, listen};
 use crate::core::context::EventSink;
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::meta;
@@ -35,27 +37,21 @@ use crate::core::metrics::RequestRecord;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
-use crate::drain::cut_error;
+use crate::drain::{Drained, cut_error};
 
 /// A batch this large is written without waiting for the reader to run dry.
 const BATCH_BYTES: usize = 64 * 1024;
 
 /// A stream connection being served.
 pub(super) struct Connection {
-    pub(super) shared: Arc<Shared>,
-    pub(super) options: StdioOptions,
+    /// What the code answering a message needs (the era and listen code get this, not the
+    /// connection).
+    link: Link,
     max_line: usize,
-    pub(super) running: Arc<Running>,
-    /// Where tasks queue their messages for the loop to write.
-    pub(super) out: mpsc::Sender<Bytes>,
     out_rx: Option<mpsc::Receiver<Bytes>>,
-    /// The reader's answers since it last waited for input, written before it waits again.
-    batch: Vec<u8>,
-    /// Cancelled when serving ends: subscriptions close gracefully.
-    pub(super) closing: CancellationToken,
     /// Which era the connection speaks, decided by its first request.
     #[cfg(feature = "legacy")]
-    pub(super) era: super::legacy::Era,
+    era: super::legacy::Era,
 }
 
 /// A request being measured (only with metrics on): reported once, when it is answered.
@@ -112,14 +108,16 @@ impl Connection {
     pub(super) fn new(shared: Arc<Shared>, options: StdioOptions, max_line: usize) -> Self {
         let (out, out_rx) = mpsc::channel(options.output_buffer.max(1));
         Self {
-            shared,
-            options,
+            link: Link {
+                shared,
+                options,
+                running: Arc::default(),
+                out,
+                closing: CancellationToken::new(),
+                batch: Vec::new(),
+            },
             max_line,
-            running: Arc::default(),
-            out,
             out_rx: Some(out_rx),
-            batch: Vec::new(),
-            closing: CancellationToken::new(),
             #[cfg(feature = "legacy")]
             era: super::legacy::Era::Undecided,
         }
@@ -148,7 +146,7 @@ impl Connection {
             // one flush, before waiting.
             while let Some(line) = input.buffered_line() {
                 self.on_input(line, &mut tasks);
-                if self.batch.len() >= BATCH_BYTES
+                if self.link.batch.len() >= BATCH_BYTES
                     && self.write_out(&mut output, &mut queued).await.is_err()
                 {
                     break 'serve Ok("output closed");
@@ -163,7 +161,7 @@ impl Connection {
             tokio::select! {
                 biased;
                 () = &mut shutdown => break Ok("shutdown"),
-                // `self.out` keeps the channel open: this is never `None`.
+                // `self.link.out` keeps the channel open: this is never `None`.
                 Some(frame) = queued.recv() => {
                     if output.put(&frame).await.is_err() {
                         break Ok("output closed");
@@ -215,11 +213,11 @@ impl Connection {
         while let Ok(frame) = queued.try_recv() {
             output.put(&frame).await?;
         }
-        let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::take(&mut self.link.batch);
         output.put(&batch).await?;
         // The allocation is kept for the next batch.
-        self.batch = batch;
-        self.batch.clear();
+        self.link.batch = batch;
+        self.link.batch.clear();
         Ok(())
     }
 
@@ -232,9 +230,9 @@ impl Connection {
         queued: &mut mpsc::Receiver<Bytes>,
         why: &str,
     ) -> Drained {
-        self.closing.cancel();
+        self.link.closing.cancel();
         let mut writable = self.write_out(output, queued).await.is_ok();
-        let deadline = tokio::time::sleep(self.options.drain_timeout);
+        let deadline = tokio::time::sleep(self.link.options.drain_timeout);
         tokio::pin!(deadline);
         let finished = loop {
             if writable {
@@ -265,7 +263,7 @@ impl Connection {
             tracing::debug!(reason = why, "stdio connection closed");
             return Drained::Complete;
         }
-        let cut = self.running.cut();
+        let cut = self.link.running.cut();
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
         tracing::warn!(
@@ -273,9 +271,10 @@ impl Connection {
             requests = cut.len(),
             "requests still running at the end of the drain timeout were cancelled"
         );
-        let timeout = self.options.drain_timeout;
+        let timeout = self.link.options.drain_timeout;
         for id in &cut {
-            self.send(error_bytes(Some(id.clone()), cut_error(timeout)));
+            self.link
+                .send(error_bytes(Some(id.clone()), cut_error(timeout)));
         }
         if writable {
             let _ = self.write_out(output, queued).await;
@@ -285,21 +284,10 @@ impl Connection {
 
     /// Answers a message whose method was never read (measured as method `none`).
     fn answer_unread(&mut self, id: Option<RequestId>, error: ErrorObject) {
-        if let Some(meter) = Meter::unread(&self.shared) {
-            meter.done(&self.shared, Some(error.code));
+        if let Some(meter) = Meter::unread(&self.link.shared) {
+            meter.done(&self.link.shared, Some(error.code));
         }
-        self.send(error_bytes(id, error));
-    }
-
-    /// Answers with one message (a JSON-RPC message without its newline), in the reader's
-    /// batch.
-    pub(super) fn send(&mut self, json: Vec<u8>) {
-        if self.batch.is_empty() {
-            self.batch = json;
-        } else {
-            self.batch.extend_from_slice(&json);
-        }
-        self.batch.push(b'\n');
+        self.link.send(error_bytes(id, error));
     }
 
     fn on_line(&mut self, line: &Bytes, tasks: &mut JoinSet<()>) {
@@ -320,7 +308,8 @@ impl Connection {
         }
         let parsed = Incoming::parse(line);
         #[cfg(feature = "legacy")]
-        let Some(parsed) = super::legacy::route(self, parsed, line, tasks) else {
+        let Some(parsed) = super::legacy::route(&mut self.link, &mut self.era, parsed, line, tasks)
+        else {
             return;
         };
         match parsed {
@@ -354,7 +343,7 @@ impl Connection {
             .and_then(RequestId::from_value);
         match id {
             Some(id) => {
-                let found = self.running.cancel(&id);
+                let found = self.link.running.cancel(&id);
                 tracing::debug!(%id, found, "cancellation");
             }
             None => tracing::debug!("notifications/cancelled without a valid requestId"),
@@ -363,11 +352,12 @@ impl Connection {
 
     fn on_request(&mut self, request: IncomingRequest<'_>, line: &Bytes, tasks: &mut JoinSet<()>) {
         let span = tracing::debug_span!("mcp.request", method = %request.method, id = %request.id);
-        let meter = Meter::start(&self.shared, &request.method);
+        let meter = Meter::start(&self.link.shared, &request.method);
         let admitted = meta::admit(&request).and_then(|a| {
             let subscription = request.method == method::SUBSCRIPTIONS_LISTEN;
-            self.running
-                .admit(&request.id, subscription, &self.options)
+            self.link
+                .running
+                .admit(&request.id, subscription, &self.link.options)
                 .map(|()| a)
         });
         let admitted = match admitted {
@@ -375,17 +365,17 @@ impl Connection {
             Err(error) => {
                 span.in_scope(|| tracing::debug!(code = error.code, "refused"));
                 if let Some(meter) = meter {
-                    meter.done(&self.shared, Some(error.code));
+                    meter.done(&self.link.shared, Some(error.code));
                 }
-                return self.send(error_bytes(Some(request.id), error));
+                return self.link.send(error_bytes(Some(request.id), error));
             }
         };
-        let shared = &self.shared;
+        let shared = &self.link.shared;
         let cancel = CancellationToken::new();
         let events = admitted
             .may_emit(shared.features.logging)
             .then(|| EventSink {
-                tx: self.out.clone(),
+                tx: self.link.out.clone(),
                 framing: NEWLINE,
             });
         let id = request.id.clone();
@@ -393,7 +383,7 @@ impl Connection {
             admitted,
             events,
             cancel: cancel.clone(),
-            principal: self.options.principal.clone(),
+            principal: self.link.options.principal.clone(),
             access: None,
         };
         let dispatched = dispatch::dispatch(
@@ -413,32 +403,35 @@ impl Connection {
                     }
                 }
                 let fut: BoxFuture<Finished> = Box::pin(caught(fut));
-                let registration = self.running.register(id.clone(), cancel.clone(), false);
+                let registration = self
+                    .link
+                    .running
+                    .register(id.clone(), cancel.clone(), false);
                 let task = run_request(
                     shared.clone(),
                     id,
                     fut,
                     cancel,
                     registration,
-                    self.out.clone(),
+                    self.link.out.clone(),
                     meter,
                 );
                 tasks.spawn(task.instrument(span));
             }
             Dispatch::Listen(params, ctx) => {
                 // Measured when it opens (or is refused), as over HTTP when its stream starts.
-                match listen::open(self, id.clone(), params, ctx, cancel) {
+                match listen::open(&self.link, id.clone(), params, ctx, cancel) {
                     Ok(task) => {
                         if let Some(meter) = meter {
-                            meter.done(&self.shared, None);
+                            meter.done(&self.link.shared, None);
                         }
                         tasks.spawn(task.instrument(span));
                     }
                     Err(error) => {
                         if let Some(meter) = meter {
-                            meter.done(&self.shared, Some(error.code));
+                            meter.done(&self.link.shared, Some(error.code));
                         }
-                        self.send(error_bytes(Some(id), error));
+                        self.link.send(error_bytes(Some(id), error));
                     }
                 }
             }
@@ -447,10 +440,10 @@ impl Connection {
 
     fn finish(&mut self, id: RequestId, outcome: Finished, meter: Option<Meter>) {
         if let Some(meter) = meter {
-            meter.done(&self.shared, outcome.as_ref().err().map(|e| e.code));
+            meter.done(&self.link.shared, outcome.as_ref().err().map(|e| e.code));
         }
-        let json = finished_bytes(&self.shared.server_meta, id, outcome);
-        self.send(json);
+        let json = finished_bytes(&self.link.shared.server_meta, id, outcome);
+        self.link.send(json);
     }
 }
 

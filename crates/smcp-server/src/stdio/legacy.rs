@@ -28,13 +28,14 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::NEWLINE;
-use super::connection::Connection;
+use super::link::Link;
+use super::options::NEWLINE;
+use crate::core::era::{self, Declared};
 use crate::core::legacy::{
-    Exchange, Legacy, Live, SessionRecord, follow, initialize_result, legacy_bytes, new_record,
-    refusal_bytes, result_bytes, session_method, subscribe,
+    Exchange, Legacy, Live, SessionMeta, SessionRecord, SessionRequest, follow, initialize_result,
+    new_record, session_method, subscribe,
 };
-use crate::core::reply::error_bytes;
+use crate::core::reply::{self, Reply, era_finished_bytes, error_bytes};
 use crate::core::server::Shared;
 
 /// Which era a connection speaks.
@@ -62,15 +63,16 @@ fn line_frame(_id: &str, json: &[u8]) -> Bytes {
 /// Takes the line when it belongs to the earlier revisions (answering it); otherwise hands
 /// the parsed message back for the 2026-07-28 path.
 pub(super) fn route<'a>(
-    conn: &mut Connection,
+    link: &mut Link,
+    era: &mut Era,
     parsed: Result<Incoming<'a>, ParseError>,
     line: &Bytes,
     tasks: &mut JoinSet<()>,
 ) -> Option<Result<Incoming<'a>, ParseError>> {
-    match conn.era {
+    match era {
         Era::Modern => return Some(parsed),
-        Era::Legacy(_) => {
-            serve(conn, parsed, line, tasks);
+        Era::Legacy(session) => {
+            serve(link, session, parsed, line, tasks);
             return None;
         }
         Era::Undecided => {}
@@ -78,52 +80,62 @@ pub(super) fn route<'a>(
     let Ok(Incoming::Request(request)) = &parsed else {
         return Some(parsed);
     };
-    let legacy = match &conn.shared.legacy {
-        Some(legacy) if request.method == "initialize" && request.meta.is_none() => legacy.clone(),
+    let legacy = match &link.shared.legacy {
+        Some(legacy) if era::asks_for_session(Declared::on_stream(request), request) => {
+            legacy.clone()
+        }
         _ => {
-            conn.era = Era::Modern;
+            *era = Era::Modern;
             return Some(parsed);
         }
     };
     let Ok(Incoming::Request(request)) = parsed else {
         return None;
     };
-    let principal = conn.options.principal.as_ref().map(|p| p.0.clone());
-    match new_record(params(&request).as_ref(), principal) {
+    let principal = link.options.principal.as_ref().map(|p| p.0.clone());
+    match new_record(other_params(&request), principal) {
         Ok(record) => {
             let live = Arc::new(Live::new(
                 record.id.clone(),
+                SessionMeta::new(&record),
                 line_frame,
                 0,
                 legacy.config.max_pending,
                 Vec::new(),
             ));
             tracing::debug!(version = %record.protocol_version, "stdio connection: legacy session");
-            let result = initialize_result(&conn.shared, &record.protocol_version);
-            conn.era = Era::Legacy(Box::new(Session {
+            let result = initialize_result(&link.shared, &record.protocol_version);
+            *era = Era::Legacy(Box::new(Session {
                 legacy,
                 record,
                 live,
             }));
-            conn.send(result_bytes(request.id, result));
+            let bytes = era_finished_bytes(
+                reply::Era::Session,
+                &link.shared.server_meta,
+                request.id,
+                Ok(Reply::Object(result)),
+            );
+            link.send(bytes);
         }
         // A refused initialize decides nothing: the client may send a correct one.
-        Err(refusal) => conn.send(refusal_bytes(Some(request.id), refusal.error)),
+        Err(refusal) => link.send(error_bytes(Some(request.id), refusal.error)),
     }
     None
 }
 
-/// `params` of a method the core does not model, as JSON.
-fn params(request: &IncomingRequest<'_>) -> Option<Value> {
+/// `params` of a method the core does not model.
+fn other_params<'r>(request: &'r IncomingRequest<'_>) -> Option<&'r Map<String, Value>> {
     match &request.params {
-        Ok(ClientRequest::Other(map)) => Some(Value::Object(map.clone())),
+        Ok(ClientRequest::Other(map)) => Some(map),
         _ => None,
     }
 }
 
 /// One message on a legacy connection.
 fn serve(
-    conn: &mut Connection,
+    link: &mut Link,
+    session: &mut Session,
     parsed: Result<Incoming<'_>, ParseError>,
     line: &Bytes,
     tasks: &mut JoinSet<()>,
@@ -131,33 +143,25 @@ fn serve(
     match parsed {
         Err(e) => {
             tracing::debug!(error = %e, "unreadable message");
-            conn.send(error_bytes(e.id().cloned(), e.to_error_object()));
+            link.send(error_bytes(e.id().cloned(), e.to_error_object()));
         }
-        Ok(Incoming::Notification(n)) => notification(conn, &n.method, n.params.as_ref(), tasks),
-        Ok(Incoming::Response(_)) => response(conn, line),
-        Ok(Incoming::Request(request)) => session_request(conn, request, line, tasks),
-    }
-}
-
-fn session(conn: &mut Connection) -> Option<&mut Session> {
-    match &mut conn.era {
-        Era::Legacy(session) => Some(session),
-        _ => None,
+        Ok(Incoming::Notification(n)) => {
+            notification(link, session, &n.method, n.params.as_ref(), tasks);
+        }
+        Ok(Incoming::Response(_)) => response(session, line),
+        Ok(Incoming::Request(request)) => session_request(link, session, request, line, tasks),
     }
 }
 
 fn notification(
-    conn: &mut Connection,
+    link: &Link,
+    session: &mut Session,
     name: &str,
     params: Option<&Value>,
     tasks: &mut JoinSet<()>,
 ) {
     match name {
-        "notifications/initialized" => {
-            let shared = conn.shared.clone();
-            let out = conn.out.clone();
-            let closing = conn.closing.clone();
-            let Some(session) = session(conn) else { return };
+        method::INITIALIZED => {
             if session.record.initialized {
                 return;
             }
@@ -165,7 +169,9 @@ fn notification(
             let live = session.live.clone();
             let uris = live.subscriptions();
             // Subscribed now: a change published from here on is sent.
-            let first = subscribe(&shared, &uris.borrow());
+            let first = subscribe(&link.shared, &uris.borrow());
+            let (shared, out, closing) =
+                (link.shared.clone(), link.out.clone(), link.closing.clone());
             tasks.spawn(changes(shared, live, out, closing, uris, first));
         }
         method::CANCELLED => {
@@ -174,7 +180,7 @@ fn notification(
                 .and_then(smcp_proto::jsonrpc::RequestId::from_value);
             match id {
                 Some(id) => {
-                    let found = conn.running.cancel(&id);
+                    let found = link.running.cancel(&id);
                     tracing::debug!(%id, found, "cancellation");
                 }
                 None => tracing::debug!("notifications/cancelled without a valid requestId"),
@@ -186,8 +192,7 @@ fn notification(
 
 /// The client's response to a server-to-client request: to the round waiting for it, or
 /// logged and dropped.
-fn response(conn: &mut Connection, line: &Bytes) {
-    let Some(session) = session(conn) else { return };
+fn response(session: &Session, line: &Bytes) {
     let (id, answer) = match Message::from_slice(line) {
         Ok(Message::Result(r)) => (Some(r.id), Ok(r.result)),
         Ok(Message::Error(e)) => (e.id, Err(e.error)),
@@ -201,53 +206,45 @@ fn response(conn: &mut Connection, line: &Bytes) {
 }
 
 fn session_request(
-    conn: &mut Connection,
+    link: &mut Link,
+    session: &mut Session,
     request: IncomingRequest<'_>,
     line: &Bytes,
     tasks: &mut JoinSet<()>,
 ) {
     let span = tracing::debug_span!("mcp.request", method = %request.method, id = %request.id);
     let id = request.id.clone();
-    let refuse = |conn: &mut Connection, error: ErrorObject| {
+    let refuse = |link: &mut Link, error: ErrorObject| {
         span.in_scope(|| tracing::debug!(code = error.code, "refused"));
-        conn.send(refusal_bytes(Some(id.clone()), error));
+        link.send(error_bytes(Some(id.clone()), error));
     };
-    let shared = conn.shared.clone();
-    let Some(session) = session(conn) else { return };
-    if request.method == "initialize" {
+    let shared = link.shared.clone();
+    if request.method == method::INITIALIZE {
         return refuse(
-            conn,
+            link,
             ErrorObject::invalid_request(
                 "Invalid request: the connection is already initialized; initialize once per \
                  connection",
             ),
         );
     }
-    if !session.record.initialized && request.method != "ping" {
+    if !session.record.initialized && request.method != method::PING {
         return refuse(
-            conn,
+            link,
             ErrorObject::invalid_request(
                 "Invalid request: the session is not initialized yet; send \
                  notifications/initialized first",
             ),
         );
     }
-    let meta: Map<String, Value> = match request.meta.as_deref() {
-        None => Map::new(),
-        Some(raw) => match serde_json::from_str(raw.get()) {
-            Ok(meta) => meta,
-            Err(_) => {
-                return refuse(
-                    conn,
-                    ErrorObject::invalid_params("\"params._meta\" must be an object"),
-                );
-            }
-        },
+    let request = match SessionRequest::read(request, line) {
+        Ok(request) => request,
+        Err(refusal) => return refuse(link, refusal.1),
     };
-    if meta.contains_key(meta::PROTOCOL_VERSION) || meta.contains_key(meta::CLIENT_CAPABILITIES) {
+    if request.carries_2026_meta() {
         let version = session.record.protocol_version.clone();
         return refuse(
-            conn,
+            link,
             ErrorObject::invalid_params(format!(
                 "\"params._meta\" carries 2026-07-28 members ({:?}, {:?}) on a connection of \
                  {version}: a connection speaks one revision",
@@ -263,42 +260,36 @@ fn session_request(
         &mut session.record,
         &session.live,
         &request.method,
-        params(&request).as_ref(),
+        request.other_params(),
     );
     if let Some(result) = own {
-        let bytes = match result {
-            Ok(map) => result_bytes(id, map),
-            Err(error) => legacy_bytes(&shared, &id, Err(error)),
-        };
-        return conn.send(bytes);
+        let bytes = era_finished_bytes(
+            reply::Era::Session,
+            &shared.server_meta,
+            id,
+            result.map(Reply::Object),
+        );
+        return link.send(bytes);
     }
-    let exchange_parts = (
-        session.legacy.clone(),
-        session.live.clone(),
-        session.record.clone(),
-    );
-    if let Err(error) = conn.running.admit(&id, false, &conn.options) {
-        return refuse(conn, error);
+    if let Err(error) = link.running.admit(&id, false, &link.options) {
+        return refuse(link, error);
     }
-    let (legacy, live, record) = exchange_parts;
+    let live = session.live.clone();
     let cancel = CancellationToken::new();
-    let registration = conn.running.register(id.clone(), cancel.clone(), false);
-    let stream = live.open_stream(conn.out.clone());
+    let registration = link.running.register(id.clone(), cancel.clone(), false);
+    let stream = live.open_stream(link.out.clone());
     let exchange = Exchange {
         shared: shared.clone(),
-        legacy,
+        legacy: session.legacy.clone(),
         live: live.clone(),
-        record,
-        id,
-        method: request.method.into_owned(),
-        body: line.clone(),
-        meta,
-        principal: conn.options.principal.clone(),
+        record: session.record.clone(),
+        request,
+        principal: link.options.principal.clone(),
         access: None,
         cancel,
         stream: Some(stream),
     };
-    let out = conn.out.clone();
+    let out = link.out.clone();
     tasks.spawn(
         async move {
             let answer = exchange.run().await;

@@ -12,8 +12,8 @@ use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::patterns::subscriptions::SubscriptionsListenRequestParams;
 use tokio_util::sync::CancellationToken;
 
-use super::NEWLINE;
-use super::connection::Connection;
+use super::link::Link;
+use super::options::NEWLINE;
 use crate::core::context::RequestContext;
 use crate::core::error::SERVER_BUSY;
 use crate::core::listen::{self as protocol, ListenPlan, Refusal};
@@ -24,13 +24,13 @@ use crate::core::server::Shared;
 /// extension takes part in listen ([`crate::Extension::listen`]), the task asks it first and
 /// answers its refusal itself.
 pub(super) fn open(
-    conn: &Connection,
+    link: &Link,
     id: RequestId,
     params: Result<SubscriptionsListenRequestParams, ErrorObject>,
     ctx: RequestContext,
     cancel: CancellationToken,
 ) -> Result<impl Future<Output = ()> + Send + 'static, ErrorObject> {
-    let shared = conn.shared.clone();
+    let shared = link.shared.clone();
     let params = params?;
     let subscribe = |shared: &Shared, plan: ListenPlan| {
         shared
@@ -57,9 +57,9 @@ pub(super) fn open(
         Ok(plan) => Ok(subscribe(&shared, plan)?),
         Err(params) => Err(params),
     };
-    let registration = conn.running.register(id.clone(), cancel.clone(), true);
-    let out = conn.out.clone();
-    let closing = conn.closing.clone();
+    let registration = link.running.register(id.clone(), cancel.clone(), true);
+    let out = link.out.clone();
+    let closing = link.closing.clone();
     let server_down = shared.listeners.shutdown.clone();
     let buffer = shared.listen.buffer;
     Ok(async move {

@@ -10,7 +10,7 @@ use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 use tokio_util::sync::CancellationToken;
 
-use super::StdioOptions;
+use super::options::StdioOptions;
 use crate::core::error::SERVER_BUSY;
 
 /// The requests and subscriptions in flight, by id: their cancellation tokens.

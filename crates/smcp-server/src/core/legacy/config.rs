@@ -11,8 +11,7 @@ use smcp_proto::error::ErrorObject;
 use super::live::{FrameFn, Live};
 use super::store::{MemorySessionStore, SessionRecord, SessionStore};
 
-/// The earlier revisions this server serves, newest first.
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26"];
+pub use crate::core::versions::LEGACY_VERSIONS;
 
 /// The revision a client asking for `requested` gets: that one when served, else the newest
 /// (the lifecycle's rule: the server answers with another version it supports).
@@ -22,11 +21,6 @@ pub(crate) fn negotiate(requested: &str) -> &'static str {
         .find(|v| **v == requested)
         .copied()
         .unwrap_or(LEGACY_VERSIONS[0])
-}
-
-/// Whether `version` is one of the earlier revisions served here.
-pub(crate) fn is_legacy(version: &str) -> bool {
-    LEGACY_VERSIONS.contains(&version)
 }
 
 /// Settings of the earlier revisions' sessions.
@@ -132,6 +126,7 @@ impl Legacy {
         }
         let live = Arc::new(Live::new(
             record.id.clone(),
+            super::request::SessionMeta::new(record),
             frame,
             self.config.replay_events,
             self.config.max_pending,
@@ -170,6 +165,6 @@ mod tests {
         assert_eq!(negotiate("2025-11-25"), "2025-11-25");
         assert_eq!(negotiate("2024-11-05"), "2025-11-25");
         assert_eq!(negotiate("2099-01-01"), "2025-11-25");
-        assert!(!is_legacy("2026-07-28"));
+        assert!(!crate::core::versions::is_legacy("2026-07-28"));
     }
 }

@@ -18,6 +18,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::request::SessionMeta;
+
 /// How a transport frames one event with its id (SSE: `id:` and `data:` lines).
 pub(crate) type FrameFn = fn(&str, &[u8]) -> Bytes;
 
@@ -49,6 +51,8 @@ struct Streams {
 #[derive(Debug)]
 pub(crate) struct Live {
     pub(crate) id: String,
+    /// The `_meta` members the session gives each of its requests.
+    pub(crate) meta: SessionMeta,
     frame: FrameFn,
     replay: usize,
     max_pending: usize,
@@ -84,6 +88,7 @@ pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 impl Live {
     pub(crate) fn new(
         id: String,
+        meta: SessionMeta,
         frame: FrameFn,
         replay: usize,
         max_pending: usize,
@@ -91,6 +96,7 @@ impl Live {
     ) -> Self {
         Self {
             id,
+            meta,
             frame,
             replay,
             max_pending,
@@ -286,6 +292,19 @@ impl Live {
 mod tests {
     use super::*;
 
+    fn meta() -> SessionMeta {
+        SessionMeta::new(&super::super::SessionRecord {
+            id: "s".into(),
+            protocol_version: "2025-11-25".into(),
+            client_capabilities: serde_json::Map::new(),
+            client_info: None,
+            initialized: true,
+            log_level: None,
+            subscriptions: std::collections::BTreeSet::new(),
+            principal: None,
+        })
+    }
+
     fn frame(id: &str, json: &[u8]) -> Bytes {
         let mut v = format!("{id}:").into_bytes();
         v.extend_from_slice(json);
@@ -294,7 +313,7 @@ mod tests {
 
     #[tokio::test]
     async fn events_are_numbered_logged_and_replayed() {
-        let live = Live::new("s".into(), frame, 3, 2, Vec::new());
+        let live = Live::new("s".into(), meta(), frame, 3, 2, Vec::new());
         let (tx, mut rx) = mpsc::channel(8);
         let s = live.open_stream(tx);
         for j in [b"a", b"b", b"c", b"d"] {
@@ -320,7 +339,7 @@ mod tests {
 
     #[tokio::test]
     async fn pending_requests_are_bounded_and_answered_once() {
-        let live = Live::new("s".into(), frame, 0, 2, Vec::new());
+        let live = Live::new("s".into(), meta(), frame, 0, 2, Vec::new());
         let (a, rx_a) = live.request().unwrap();
         let (_b, _rx_b) = live.request().unwrap();
         assert_eq!(live.request().unwrap_err(), TooManyPending(2));
@@ -332,7 +351,7 @@ mod tests {
 
     #[test]
     fn cancel_reaches_the_request_in_flight() {
-        let live = Live::new("s".into(), frame, 0, 1, Vec::new());
+        let live = Live::new("s".into(), meta(), frame, 0, 1, Vec::new());
         let id = RequestId::from(1);
         let token = live.begin(&id).unwrap();
         assert!(live.begin(&id).is_none());

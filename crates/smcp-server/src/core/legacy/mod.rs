@@ -12,20 +12,25 @@
 //! | `live` | what only this instance has of a session: streams, event log, pending requests |
 //! | `session` | `initialize`, the session's own methods, notifications and responses |
 //! | `changes` | the change notifications a session receives, from the change bus |
+//! | `request` | a session's request read once: its typed params, and the `_meta` the session gives it |
 //! | `rounds` | one request served, its `input_required` rounds turned into server-to-client requests |
 
 mod changes;
 mod config;
 mod live;
+mod request;
 mod rounds;
 mod session;
 mod store;
 
 pub(crate) use changes::{follow, subscribe};
 pub use config::{LEGACY_VERSIONS, LegacyConfig};
-pub(crate) use config::{Legacy, is_legacy, negotiate};
+pub(crate) use config::{Legacy, negotiate};
 pub(crate) use live::{Live, event_id, parse_event_id};
-pub(crate) use rounds::{Exchange, legacy_bytes, refusal_bytes, result_bytes};
+#[cfg(feature = "stdio")]
+pub(crate) use request::SessionMeta;
+pub(crate) use request::SessionRequest;
+pub(crate) use rounds::Exchange;
 pub(crate) use session::{Refusal, RefusalKind};
 #[cfg(feature = "stdio")]
 pub(crate) use session::{initialize_result, new_record, session_method};

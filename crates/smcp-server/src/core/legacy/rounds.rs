@@ -1,38 +1,38 @@
 //! One request of a legacy session, served by the same dispatch (and so the same handlers)
 //! as a 2026-07-28 request.
 //!
-//! The request goes to dispatch with a `_meta` made from the session: the client
-//! capabilities of its `initialize` (so required-capability checks hold), its `clientInfo`,
-//! the request's own `progressToken`, and the session's log level. A handler that asks for
-//! input (`input.ask(..)`) ends its round with `input_required` exactly as under 2026-07-28;
-//! here each input request becomes a JSON-RPC request to the client (`elicitation/create`,
-//! `sampling/createMessage`, `roots/list`) on the request's stream, with an id the server
-//! chose, and the client's responses (POSTed back, `Live::answer`) become the next round's
-//! `inputResponses`, with the sealed `requestState` of the round before: the retry a 2026
-//! client would send, so the handler sees the same input either way. Rounds are bounded by
-//! the MRTR round limit, each wait by the response timeout and the session's bound on
-//! waiting requests.
+//! The request goes to dispatch as it was read (`request.rs`), typed, with a `_meta` made
+//! from the session: the client capabilities of its `initialize` (so required-capability
+//! checks hold) and its `clientInfo`, after the request's own members; the request's own
+//! `progressToken` and the session's log level are admitted as a 2026-07-28 request's are.
+//! A handler that asks for input (`input.ask(..)`) ends its round with `input_required`
+//! exactly as under 2026-07-28; here each input request becomes a JSON-RPC request to the
+//! client (`elicitation/create`, `sampling/createMessage`, `roots/list`) on the request's
+//! stream, with an id the server chose, and the client's responses (POSTed back,
+//! `Live::answer`) become the next round's `inputResponses`, with the sealed `requestState`
+//! of the round before: the retry a 2026 client would send, so the handler sees the same
+//! input either way. Rounds are bounded by the MRTR round limit, each wait by the response
+//! timeout and the session's bound on waiting requests. The response is written by the one
+//! writer for the session's era (`core/reply.rs`).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
-use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::jsonrpc::{ErrorResponse, Incoming, Message, RequestId, ResultResponse};
-use smcp_proto::meta;
+use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest, InvalidParams, RequestId};
 use smcp_proto::patterns::mrtr::InputRequiredResult;
 use smcp_proto::x_mcp_header::HeaderParam;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::live::{Live, TooManyPending};
-use super::{Legacy, SessionRecord};
+use super::{Legacy, SessionRecord, SessionRequest};
 use crate::core::context::{EventSink, Framing, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::error::SERVER_BUSY;
 use crate::core::meta::Admitted;
-use crate::core::reply::{Finished, Reply, caught, error_bytes, response_bytes};
+use crate::core::reply::{Era, Finished, Reply, caught, era_finished_bytes};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
 
@@ -61,12 +61,8 @@ pub(crate) struct Exchange {
     pub(crate) legacy: Arc<Legacy>,
     pub(crate) live: Arc<Live>,
     pub(crate) record: SessionRecord,
-    pub(crate) id: RequestId,
-    pub(crate) method: String,
-    /// The request as the client sent it.
-    pub(crate) body: Bytes,
-    /// The request's own `params._meta`.
-    pub(crate) meta: Map<String, Value>,
+    /// The request, read once.
+    pub(crate) request: SessionRequest,
     pub(crate) principal: Option<Principal>,
     /// What the request's credentials allow.
     pub(crate) access: Option<crate::core::access::Access>,
@@ -79,35 +75,33 @@ pub(crate) struct Exchange {
 /// The answers of one round: `inputResponses` and the `requestState` to send back.
 type Answers = (Map<String, Value>, Option<String>);
 
+/// The params of one round, and whether they carry multi round-trip members.
+type Params = (Result<ClientRequest, InvalidParams>, bool);
+
 impl Exchange {
     /// Serves the request to its end: the JSON-RPC response, or `None` when it was cancelled
     /// (no response is sent then).
-    pub(crate) async fn run(self) -> Option<Vec<u8>> {
+    pub(crate) async fn run(mut self) -> Option<Vec<u8>> {
         let outcome = self.serve().await?;
-        Some(legacy_bytes(&self.shared, &self.id, outcome))
+        Some(era_finished_bytes(
+            Era::Session,
+            &self.shared.server_meta,
+            self.request.id.clone(),
+            outcome,
+        ))
     }
 
-    async fn serve(&self) -> Option<Finished> {
-        let progress_token = match self.meta.get(meta::PROGRESS_TOKEN) {
-            None => None,
-            Some(t) if t.is_string() || t.is_i64() || t.is_u64() => Some(t.clone()),
-            Some(_) => {
-                return Some(Err(ErrorObject::invalid_params(format!(
-                    "\"params._meta[{:?}]\" must be a string or an integer",
-                    meta::PROGRESS_TOKEN
-                ))));
-            }
+    async fn serve(&mut self) -> Option<Finished> {
+        let progress_token = match self.request.progress_token() {
+            Ok(token) => token,
+            Err(error) => return Some(Err(error)),
         };
-        let mut answers: Option<Answers> = None;
+        let Some(mut params) = self.request.take_params() else {
+            return Some(Err(ErrorObject::internal("the request was served already")));
+        };
         let mut round = 0u32;
         loop {
-            let outcome = self
-                .round(
-                    answers.take(),
-                    progress_token.clone(),
-                    self.record.log_level,
-                )
-                .await?;
+            let outcome = self.round(params, progress_token.clone()).await?;
             let ir = match outcome {
                 Ok(Reply::InputRequired(ir)) => ir,
                 other => return Some(other),
@@ -119,102 +113,62 @@ impl Exchange {
                     self.shared.mrtr.max_rounds
                 ))));
             }
-            match self.ask(ir).await {
-                Ok(Some(next)) => answers = Some(next),
+            let (responses, state) = match self.ask(ir).await {
+                Ok(Some(answers)) => answers,
                 Ok(None) => return None,
                 Err(error) => return Some(Err(error)),
-            }
+            };
+            params = match self.request.retry(responses, state) {
+                Ok(retry) => (retry, true),
+                Err(error) => return Some(Err(error)),
+            };
         }
     }
 
-    /// The `_meta` dispatch sees: the request's own, with the session's protocol version,
-    /// client capabilities and client info.
-    fn meta(&self) -> Map<String, Value> {
-        let mut meta = self.meta.clone();
-        meta.insert(
-            meta::PROTOCOL_VERSION.to_owned(),
-            Value::from(self.record.protocol_version.clone()),
-        );
-        meta.insert(
-            meta::CLIENT_CAPABILITIES.to_owned(),
-            Value::Object(self.record.client_capabilities.clone()),
-        );
-        if let Some(info) = &self.record.client_info {
-            meta.insert(meta::CLIENT_INFO.to_owned(), info.clone());
-        }
-        meta
-    }
-
-    /// The message dispatch reads for a round: the request itself first, then the request
-    /// with the answers of the round before (`inputResponses`, `requestState`).
-    fn message(&self, answers: Option<Answers>) -> Result<Bytes, ErrorObject> {
-        let Some((responses, state)) = answers else {
-            return Ok(self.body.clone());
-        };
-        let mut message: Map<String, Value> = serde_json::from_slice(&self.body)
-            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))?;
-        let params = message
-            .entry("params")
-            .or_insert_with(|| Value::Object(Map::new()));
-        let Value::Object(params) = params else {
-            return Err(ErrorObject::invalid_params("\"params\" must be an object"));
-        };
-        params.insert("inputResponses".to_owned(), Value::Object(responses));
-        if let Some(state) = state {
-            params.insert("requestState".to_owned(), Value::from(state));
-        }
-        serde_json::to_vec(&message)
-            .map(Bytes::from)
-            .map_err(|_| ErrorObject::internal("the request could not be rebuilt"))
-    }
-
+    /// One round through dispatch, with the session's `_meta` and log level.
     async fn round(
         &self,
-        answers: Option<Answers>,
+        (params, mrtr_members): Params,
         progress_token: Option<Value>,
-        log_level: Option<LoggingLevel>,
     ) -> Option<Finished> {
-        let message = match self.message(answers) {
-            Ok(message) => message,
-            Err(error) => return Some(Err(error)),
+        let admitted = Admitted {
+            log_level: self.record.log_level,
+            progress_token,
         };
-        let request = match Incoming::parse(&message) {
-            Ok(Incoming::Request(request)) => request,
-            Ok(_) => {
-                return Some(Err(ErrorObject::internal(
-                    "the request could not be rebuilt",
-                )));
-            }
-            Err(e) => return Some(Err(e.to_error_object())),
-        };
+        // A channel for the handler's events only when it may send any (as over 2026-07-28):
+        // its server-to-client requests go on the stream without one.
         let (tx, rx) = match self.stream {
-            Some(_) => {
+            Some(_) if admitted.may_emit(self.shared.features.logging) => {
                 let (tx, rx) = mpsc::channel(self.shared.limits.event_buffer.max(1));
                 (Some(tx), Some(rx))
             }
-            None => (None, None),
+            _ => (None, None),
         };
         let admission = Admission {
-            admitted: Admitted {
-                log_level,
-                progress_token,
-            },
+            admitted,
             events: tx.map(|tx| EventSink { tx, framing: RAW }),
             cancel: self.cancel.clone(),
             principal: self.principal.clone(),
             access: self.access.clone(),
         };
+        let request = IncomingRequest {
+            id: self.request.id.clone(),
+            method: self.request.method.clone(),
+            meta: None,
+            params,
+            mrtr_members,
+        };
         let call = Call::with_meta(
             &self.shared,
             request,
-            &message,
+            &self.request.body,
             admission,
             &NoMirror,
-            self.meta(),
+            self.request.meta(&self.live.meta),
         );
         match dispatch::dispatch(&self.shared, call) {
             Dispatch::Ready(outcome) => Some(outcome),
-            Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.method))),
+            Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.request.method))),
             Dispatch::Pending(fut) => self.until_done(fut, rx).await,
         }
     }
@@ -349,140 +303,5 @@ pub(crate) fn id_value(id: &RequestId) -> Value {
     match id {
         RequestId::Number(n) => Value::Number(n.clone()),
         RequestId::String(s) => Value::String(s.clone()),
-    }
-}
-
-/// The JSON-RPC response of a legacy request: the one writer's, without what only
-/// 2026-07-28 defines (`resultType`, `ttlMs`, `cacheScope`, the `serverInfo` entry of
-/// `_meta`), so that the result fits the session's revision.
-pub(crate) fn legacy_bytes(shared: &Shared, id: &RequestId, outcome: Finished) -> Vec<u8> {
-    match outcome {
-        Ok(reply) => {
-            let bytes = response_bytes(&shared.server_meta, id, reply);
-            if let Some(fast) = strip_fast(&bytes, shared.server_meta.json()) {
-                return fast;
-            }
-            let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(&bytes) else {
-                return bytes;
-            };
-            if let Some(Value::Object(result)) = message.get_mut("result") {
-                strip_2026(result);
-            }
-            serde_json::to_vec(&message).unwrap_or(bytes)
-        }
-        Err(error) => error_bytes(Some(id.clone()), error),
-    }
-}
-
-/// A result object of the session's own methods, e.g. `{}` for `ping`.
-pub(crate) fn result_bytes(id: RequestId, result: Map<String, Value>) -> Vec<u8> {
-    Message::Result(ResultResponse {
-        id,
-        result: Value::Object(result),
-    })
-    .to_vec()
-}
-
-/// An error response.
-pub(crate) fn refusal_bytes(id: Option<RequestId>, error: ErrorObject) -> Vec<u8> {
-    Message::Error(ErrorResponse { id, error }).to_vec()
-}
-
-/// The common case without a parse: the one writer put `"resultType":"complete"` first in
-/// the result and spliced the server's `_meta` in last; with neither `ttlMs` nor
-/// `cacheScope` (nor anything else that mentions them) present, cutting both out is all.
-fn strip_fast(bytes: &[u8], server_meta: &[u8]) -> Option<Vec<u8>> {
-    const FIRST: &[u8] = br#""result":{"resultType":"complete","#;
-    const TAIL_START: &[u8] = br#","_meta":"#;
-    let at = find(bytes, FIRST)?;
-    let tail_len = TAIL_START.len() + server_meta.len() + 2;
-    let tail_at = bytes.len().checked_sub(tail_len)?;
-    let tail = &bytes[tail_at..];
-    if !tail.starts_with(TAIL_START)
-        || &tail[TAIL_START.len()..tail.len() - 2] != server_meta
-        || &tail[tail.len() - 2..] != b"}}"
-    {
-        return None;
-    }
-    let keep_from = at + br#""result":{"#.len();
-    let cut_to = at + FIRST.len();
-    let body = &bytes[cut_to..tail_at];
-    if find(body, b"resultType").is_some()
-        || find(body, b"ttlMs").is_some()
-        || find(body, b"cacheScope").is_some()
-        || find(body, b"_meta").is_some()
-    {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..keep_from]);
-    out.extend_from_slice(body);
-    out.extend_from_slice(b"}}");
-    Some(out)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-fn strip_2026(result: &mut Map<String, Value>) {
-    result.remove("resultType");
-    result.remove("ttlMs");
-    result.remove("cacheScope");
-    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-        meta.remove(meta::SERVER_INFO);
-        if meta.is_empty() {
-            result.remove("_meta");
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_fast_strip_matches_the_parsed_one() {
-        let server = br#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
-        let with = |result: &str| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"complete",{result},"_meta":{}}}}}"#,
-                std::str::from_utf8(server).unwrap()
-            )
-        };
-        let plain = with(r#""content":[{"type":"text","text":"hi"}]"#);
-        let fast = strip_fast(plain.as_bytes(), server).unwrap();
-        assert_eq!(
-            serde_json::from_slice::<Value>(&fast).unwrap(),
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hi"}]}})
-        );
-        // Anything else takes the parsed route.
-        let cached = with(r#""tools":[],"ttlMs":0"#);
-        assert!(strip_fast(cached.as_bytes(), server).is_none());
-        assert!(strip_fast(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, server).is_none());
-    }
-
-    #[test]
-    fn results_lose_the_2026_members_only() {
-        let mut result = json!({
-            "content": [], "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s"}, "x": 1}
-        })
-        .as_object()
-        .unwrap()
-        .clone();
-        strip_2026(&mut result);
-        assert_eq!(
-            Value::Object(result),
-            json!({"content": [], "_meta": {"x": 1}})
-        );
-        let mut empty =
-            json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {}}})
-                .as_object()
-                .unwrap()
-                .clone();
-        strip_2026(&mut empty);
-        assert_eq!(Value::Object(empty), json!({}));
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
+use smcp_proto::messages::method;
 use smcp_proto::meta;
 
 use super::config::invalid_request;
@@ -118,10 +119,9 @@ pub(crate) fn initialize_result(shared: &Shared, version: &str) -> Map<String, V
 /// capabilities and info, and a fresh id. Stored by nothing (over stdio the connection is the
 /// session).
 pub(crate) fn new_record(
-    params: Option<&Value>,
+    params: Option<&Map<String, Value>>,
     principal: Option<String>,
 ) -> Result<SessionRecord, Refusal> {
-    let params = params.and_then(Value::as_object);
     let requested = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
@@ -167,13 +167,13 @@ pub(crate) fn session_method(
     max_subscriptions: usize,
     record: &mut SessionRecord,
     live: &Live,
-    method: &str,
-    params: Option<&Value>,
+    name: &str,
+    params: Option<&Map<String, Value>>,
 ) -> Option<Result<Map<String, Value>, ErrorObject>> {
     let features = &shared.features;
-    let result = match method {
-        "ping" => Ok(Map::new()),
-        "logging/setLevel" if features.logging => {
+    let result = match name {
+        method::PING => Ok(Map::new()),
+        method::LOGGING_SET_LEVEL if features.logging => {
             let level = params
                 .and_then(|p| p.get("level"))
                 .and_then(Value::as_str)
@@ -189,13 +189,15 @@ pub(crate) fn session_method(
                 }
             }
         }
-        "resources/subscribe" | "resources/unsubscribe" if features.resources_subscribe => {
+        method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE
+            if features.resources_subscribe =>
+        {
             match params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
                 None => Err(ErrorObject::invalid_params(
                     "\"params.uri\" is required and must be a string",
                 )),
                 Some(uri) => {
-                    let subscribe = method == "resources/subscribe";
+                    let subscribe = name == method::RESOURCES_SUBSCRIBE;
                     if subscribe
                         && !record.subscriptions.contains(uri)
                         && record.subscriptions.len() >= max_subscriptions
@@ -215,14 +217,24 @@ pub(crate) fn session_method(
             }
         }
         // The methods of 2026-07-28 only, and the ones above when not advertised.
-        "server/discover"
-        | "subscriptions/listen"
-        | "logging/setLevel"
-        | "resources/subscribe"
-        | "resources/unsubscribe" => Err(ErrorObject::method_not_found(method)),
+        _ if answers(name) => Err(ErrorObject::method_not_found(name)),
         _ => return None,
     };
     Some(result)
+}
+
+/// Whether the session layer answers `name` itself: its own methods, and the methods of
+/// 2026-07-28 only, which a session does not have. Any other goes to dispatch.
+pub(crate) fn answers(name: &str) -> bool {
+    matches!(
+        name,
+        method::PING
+            | method::LOGGING_SET_LEVEL
+            | method::RESOURCES_SUBSCRIBE
+            | method::RESOURCES_UNSUBSCRIBE
+            | method::DISCOVER
+            | method::SUBSCRIPTIONS_LISTEN
+    )
 }
 
 impl Legacy {
@@ -231,7 +243,7 @@ impl Legacy {
     pub(crate) async fn initialize(
         &self,
         shared: &Shared,
-        params: Option<&Value>,
+        params: Option<&Map<String, Value>>,
         principal: Option<String>,
     ) -> Result<(SessionRecord, Map<String, Value>), Refusal> {
         let record = new_record(params, principal)?;
@@ -275,15 +287,15 @@ impl Legacy {
         &self,
         mut record: SessionRecord,
         live: &Live,
-        method: &str,
+        name: &str,
         params: Option<&Value>,
     ) -> Result<(), Refusal> {
-        match method {
-            "notifications/initialized" if !record.initialized => {
+        match name {
+            method::INITIALIZED if !record.initialized => {
                 record.initialized = true;
                 self.store.put(record).await.map_err(Refusal::store)
             }
-            "notifications/cancelled" => {
+            method::CANCELLED => {
                 let id = params
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_value);
@@ -310,16 +322,19 @@ impl Legacy {
         shared: &Shared,
         record: &SessionRecord,
         live: &Live,
-        method: &str,
-        params: Option<&Value>,
+        name: &str,
+        params: Option<&Map<String, Value>>,
     ) -> Option<Result<Map<String, Value>, ErrorObject>> {
+        if !answers(name) {
+            return None; // (without copying the record)
+        }
         let mut changed = record.clone();
         let result = session_method(
             shared,
             self.config.max_subscriptions,
             &mut changed,
             live,
-            method,
+            name,
             params,
         )?;
         Some(match result {

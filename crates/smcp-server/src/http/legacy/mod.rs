@@ -3,7 +3,8 @@
 //! module is its HTTP: the `Mcp-Session-Id` header, which era a request belongs to, POST
 //! routing, the standalone GET stream, DELETE, SSE event ids and `Last-Event-ID`.
 //!
-//! Which era a request belongs to, decided on its headers (and for `initialize` its method):
+//! Which era a request belongs to, decided on its headers (and for `initialize` its method) by
+//! `core/era.rs`:
 //!
 //! | request | era |
 //! |---|---|

@@ -6,27 +6,28 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use http::{Response, StatusCode};
-use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{
-    ClientRequest, ErrorResponse, Incoming, Message, Notification, RequestId, ResultResponse,
+    ErrorResponse, Incoming, Message, Notification, RequestId, ResultResponse,
 };
+use smcp_proto::messages::method;
 use smcp_proto::meta;
 use tokio::sync::mpsc;
 
 use super::wire::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
-use crate::core::legacy::{Exchange, Legacy, Live, Refusal, legacy_bytes, result_bytes};
+use crate::core::legacy::{Exchange, Legacy, Live, Refusal, SessionRequest};
+use crate::core::reply::{Era, Reply, era_finished_bytes};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::{json_response, sse_response};
 
 /// Methods whose response streams (SSE) when the client accepts it: those a handler serves
 /// and that may send progress, log messages or server-to-client requests first.
-fn may_stream(shared: &Shared, method: &str) -> bool {
+fn may_stream(shared: &Shared, name: &str) -> bool {
     matches!(
-        method,
-        "tools/call" | "resources/read" | "prompts/get" | "completion/complete"
-    ) || shared.extension_method(method).is_some()
+        name,
+        method::TOOLS_CALL | method::RESOURCES_READ | method::PROMPTS_GET | method::COMPLETE
+    ) || shared.extension_method(name).is_some()
 }
 
 /// Serves one POST of the earlier revisions.
@@ -51,10 +52,8 @@ pub(crate) async fn post(
     let principal = head.principal.as_ref().map(|p| p.0.clone());
     let Some(session) = head.session.as_deref() else {
         return match message {
-            Parsed::Request {
-                id, method, params, ..
-            } if method == "initialize" => {
-                initialize(&shared, &legacy, &head, id, params, principal).await
+            Parsed::Request(request) if request.method == method::INITIALIZE => {
+                initialize(&shared, &legacy, &head, request, principal).await
             }
             other => refusal(
                 id_of(&other),
@@ -109,13 +108,9 @@ pub(crate) async fn post(
                 )),
             ),
         },
-        Parsed::Request {
-            id,
-            method,
-            params,
-            meta,
-        } => {
-            if method == "initialize" {
+        Parsed::Request(request) => {
+            let id = request.id.clone();
+            if request.method == method::INITIALIZE {
                 return refusal(
                     Some(id),
                     Refusal::bad(ErrorObject::invalid_request(
@@ -124,7 +119,7 @@ pub(crate) async fn post(
                     )),
                 );
             }
-            if !record.initialized && method != "ping" {
+            if !record.initialized && request.method != method::PING {
                 return refusal(
                     Some(id),
                     Refusal::bad(ErrorObject::invalid_request(
@@ -133,9 +128,7 @@ pub(crate) async fn post(
                     )),
                 );
             }
-            if meta.contains_key(meta::PROTOCOL_VERSION)
-                || meta.contains_key(meta::CLIENT_CAPABILITIES)
-            {
+            if request.carries_2026_meta() {
                 return refusal(
                     Some(id),
                     Refusal::bad(ErrorObject::invalid_params(format!(
@@ -148,14 +141,22 @@ pub(crate) async fn post(
                     ))),
                 );
             }
-            if let Some(result) = legacy
-                .own_method(&shared, &record, &live, &method, params.as_ref())
-                .await
-            {
-                let bytes = match result {
-                    Ok(map) => result_bytes(id, map),
-                    Err(error) => legacy_bytes(&shared, &id, Err(error)),
-                };
+            let own = legacy
+                .own_method(
+                    &shared,
+                    &record,
+                    &live,
+                    &request.method,
+                    request.other_params(),
+                )
+                .await;
+            if let Some(result) = own {
+                let bytes = era_finished_bytes(
+                    Era::Session,
+                    &shared.server_meta,
+                    id,
+                    result.map(Reply::Object),
+                );
                 return json_response(StatusCode::OK, bytes);
             }
             let Some(cancel) = live.begin(&id) else {
@@ -167,16 +168,13 @@ pub(crate) async fn post(
                     )),
                 );
             };
-            let streams = head.accepts_sse && may_stream(&shared, &method);
+            let streams = head.accepts_sse && may_stream(&shared, &request.method);
             let mut exchange = Exchange {
                 shared: shared.clone(),
                 legacy: legacy.clone(),
                 live: live.clone(),
                 record,
-                id: id.clone(),
-                method,
-                body,
-                meta,
+                request,
                 principal: head.principal.clone(),
                 access: head.access.clone(),
                 cancel,
@@ -192,7 +190,9 @@ pub(crate) async fn post(
             }
             let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
-            let primed = super::wire::priming(&exchange.record.protocol_version, stream);
+            // The priming event is written only when the response turns out to be SSE.
+            let primes = super::wire::primes(&exchange.record.protocol_version);
+            let primed = move || primes.then(|| super::wire::priming_event(stream));
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
@@ -211,7 +211,7 @@ pub(crate) async fn post(
                 live.end(&id);
                 live.close_stream(stream);
             });
-            sse_response(McpBody::stream(primed, rx, None))
+            sse_response(McpBody::stream(primed(), rx, None))
         }
     }
 }
@@ -220,15 +220,22 @@ async fn initialize(
     shared: &Shared,
     legacy: &Legacy,
     head: &Head,
-    id: RequestId,
-    params: Option<Value>,
+    request: SessionRequest,
     principal: Option<String>,
 ) -> Response<McpBody> {
-    let (record, result) = match legacy.initialize(shared, params.as_ref(), principal).await {
+    let started = legacy
+        .initialize(shared, request.other_params(), principal)
+        .await;
+    let (record, result) = match started {
         Ok(started) => started,
-        Err(r) => return refusal(Some(id), r),
+        Err(r) => return refusal(Some(request.id), r),
     };
-    let bytes = result_bytes(id, result);
+    let bytes = era_finished_bytes(
+        Era::Session,
+        &shared.server_meta,
+        request.id,
+        Ok(Reply::Object(result)),
+    );
     let mut response = if head.accepts_json || !head.accepts_sse {
         json_response(StatusCode::OK, bytes)
     } else {
@@ -251,7 +258,7 @@ async fn answered(
     stream: u64,
     answer: Option<Vec<u8>>,
     mut rx: mpsc::Receiver<Bytes>,
-    primed: Option<Bytes>,
+    primed: impl FnOnce() -> Option<Bytes>,
 ) -> Response<McpBody> {
     let mut early = Vec::new();
     while let Ok(frame) = rx.try_recv() {
@@ -270,7 +277,7 @@ async fn answered(
     }
     live.end(id);
     live.close_stream(stream);
-    sse_response(McpBody::stream(joined(primed, early), rx, None))
+    sse_response(McpBody::stream(joined(primed(), early), rx, None))
 }
 
 /// The first bytes of an SSE body: the priming event, if any, then `frames`.
@@ -287,21 +294,14 @@ fn joined(primed: Option<Bytes>, frames: Vec<Bytes>) -> Option<Bytes> {
 
 fn id_of(message: &Parsed) -> Option<RequestId> {
     match message {
-        Parsed::Request { id, .. } => Some(id.clone()),
+        Parsed::Request(request) => Some(request.id.clone()),
         _ => None,
     }
 }
 
 /// One message of a POST, read once.
 enum Parsed {
-    Request {
-        id: RequestId,
-        method: String,
-        /// `params` of a method the session layer answers itself (not modelled by the core).
-        params: Option<Value>,
-        /// `params._meta`.
-        meta: JsonObject,
-    },
+    Request(SessionRequest),
     Notification(Notification),
     Result(ResultResponse),
     Error(ErrorResponse),
@@ -312,27 +312,12 @@ fn parse(body: &Bytes) -> Result<Parsed, Box<Response<McpBody>>> {
     let refused =
         |id: Option<RequestId>, error: ErrorObject| Box::new(refusal(id, Refusal::bad(error)));
     match Incoming::parse(body) {
-        Ok(Incoming::Request(request)) => {
-            let meta = match request.meta.as_deref() {
-                None => JsonObject::new(),
-                Some(raw) => serde_json::from_str(raw.get()).map_err(|_| {
-                    refused(
-                        Some(request.id.clone()),
-                        ErrorObject::invalid_params("\"params._meta\" must be an object"),
-                    )
-                })?,
-            };
-            let params = match request.params {
-                Ok(ClientRequest::Other(map)) => Some(Value::Object(map)),
-                _ => None,
-            };
-            Ok(Parsed::Request {
-                id: request.id,
-                method: request.method.into_owned(),
-                params,
-                meta,
-            })
-        }
+        Ok(Incoming::Request(request)) => SessionRequest::read(request, body)
+            .map(Parsed::Request)
+            .map_err(|refusal| {
+                let (id, error) = *refusal;
+                refused(Some(id), error)
+            }),
         Ok(Incoming::Notification(n)) => Ok(Parsed::Notification(n)),
         Ok(Incoming::Response(_)) => match Message::from_slice(body) {
             Ok(Message::Result(r)) => Ok(Parsed::Result(r)),
@@ -358,5 +343,3 @@ fn unknown_response(id: &RequestId) -> Refusal {
          longer waits for its response"
     )))
 }
-
-type JsonObject = Map<String, Value>;

@@ -8,7 +8,9 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::RequestId;
 
-use crate::core::legacy::{Refusal, RefusalKind, is_legacy, refusal_bytes};
+use crate::core::era::{self, Declared};
+use crate::core::legacy::{Refusal, RefusalKind};
+use crate::core::reply::error_bytes;
 use crate::http::body::McpBody;
 use crate::http::response::json_response;
 
@@ -51,50 +53,27 @@ pub(super) fn header_str<'h>(
         })
 }
 
-/// Whether a POST belongs to the earlier revisions by its headers alone: a session id with
-/// an earlier `MCP-Protocol-Version` or none. (An earlier version without a session is
-/// decided after parsing, see [`legacy_request`].)
-pub(crate) fn claims(headers: &HeaderMap) -> bool {
-    headers.contains_key(SESSION_HEADER)
-        && match headers.get(VERSION_HEADER) {
-            Some(v) => v
-                .to_str()
-                .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
-            None => true,
-        }
+/// The version a request's `MCP-Protocol-Version` declares (an unreadable one: another).
+fn declared(headers: &HeaderMap) -> Declared {
+    match headers.get(VERSION_HEADER) {
+        None => Declared::Nothing,
+        Some(v) => v.to_str().map_or(Declared::Other, Declared::version),
+    }
 }
 
-/// Whether a parsed request without a session belongs to the earlier revisions: an
-/// `initialize` with an earlier `MCP-Protocol-Version` or none, or any request with an
-/// earlier version and no 2026-07-28 `_meta` (which is then refused for its missing session).
-/// A request with an earlier version and a 2026-07-28 `_meta` stays a 2026-07-28 request,
-/// refused as a header mismatch (−32020).
+/// Whether a POST belongs to a session by its headers alone (`core/era.rs`): a session id,
+/// and an earlier `MCP-Protocol-Version` or none.
+pub(crate) fn claims(headers: &HeaderMap) -> bool {
+    era::in_session(declared(headers), headers.contains_key(SESSION_HEADER))
+}
+
+/// Whether a parsed request without a session belongs to the earlier revisions
+/// (`core/era.rs`).
 pub(crate) fn legacy_request(
     headers: &HeaderMap,
     request: &smcp_proto::jsonrpc::IncomingRequest<'_>,
 ) -> bool {
-    if request.method == "initialize" {
-        return initialize_is_legacy(headers);
-    }
-    let legacy_version = headers.get(VERSION_HEADER).is_some_and(|v| {
-        v.to_str()
-            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t'])))
-    });
-    legacy_version
-        && !request.meta.as_deref().is_some_and(|m| {
-            smcp_proto::meta::MetaView::parse(m).is_ok_and(|v| v.protocol_version.is_some())
-        })
-}
-
-/// Whether an `initialize` with these headers starts a legacy session: no
-/// `MCP-Protocol-Version`, or an earlier one.
-pub(super) fn initialize_is_legacy(headers: &HeaderMap) -> bool {
-    match headers.get(VERSION_HEADER) {
-        None => true,
-        Some(v) => v
-            .to_str()
-            .is_ok_and(|v| is_legacy(v.trim_matches([' ', '\t']))),
-    }
+    era::is_earlier(declared(headers), request)
 }
 
 /// Reads the head; `Err` with the refusal response.
@@ -141,7 +120,7 @@ pub(super) fn status(kind: RefusalKind) -> StatusCode {
 /// A refusal as a JSON response.
 pub(crate) fn refusal(id: Option<RequestId>, refusal: Refusal) -> Response<McpBody> {
     tracing::debug!(code = refusal.error.code, message = %refusal.error.message, "legacy request refused");
-    json_response(status(refusal.kind), refusal_bytes(id, refusal.error))
+    json_response(status(refusal.kind), error_bytes(id, refusal.error))
 }
 
 /// 202 Accepted, no body: a notification or a response taken.
@@ -169,12 +148,20 @@ pub(super) const RETRY_MS: u32 = 1000;
 /// The priming event a 2025-11-25 stream starts with (an id to resume from, no data, and
 /// `retry:`); earlier revisions do not define it.
 pub(crate) fn priming(version: &str, stream: u64) -> Option<Bytes> {
-    (version == "2025-11-25").then(|| {
-        Bytes::from(format!(
-            "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
-            crate::core::legacy::event_id(stream, 0)
-        ))
-    })
+    primes(version).then(|| priming_event(stream))
+}
+
+/// Whether a stream of `version` starts with a priming event.
+pub(super) fn primes(version: &str) -> bool {
+    version == "2025-11-25"
+}
+
+/// The priming event of `stream`.
+pub(super) fn priming_event(stream: u64) -> Bytes {
+    Bytes::from(format!(
+        "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
+        crate::core::legacy::event_id(stream, 0)
+    ))
 }
 
 /// Whether this non-POST request is for a legacy session (GET or DELETE with a session id).
