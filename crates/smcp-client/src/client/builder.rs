@@ -10,12 +10,12 @@ use smcp_proto::basic::Implementation;
 
 use super::handle::{Client, Inner};
 use crate::cache::Cache;
+use crate::connection::Transport;
 use crate::error::{Error, Result};
 use crate::headers::ToolCatalog;
 use crate::mrtr::{HandlerBox, InputHandler};
 use crate::stdio::{StdioCommand, StdioTransport};
 use crate::task_polling::TaskPolling;
-use crate::connection::Transport;
 use crate::transport::http::HttpTransport;
 
 /// Default cap on MRTR rounds of one logical call (A6 item 63).

@@ -14,10 +14,10 @@ use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::messages::method;
 
 use crate::cache::Cache;
+use crate::connection::Transport;
 use crate::headers::ToolCatalog;
 use crate::mrtr::{HandlerBox, InputHandler};
 use crate::task_polling::TaskPolling;
-use crate::connection::Transport;
 
 /// A 2026-07-28 client for one MCP server, over Streamable HTTP ([`Client::builder`]) or stdio
 /// ([`Client::stdio`]). Cheap to clone; clones share the connection, the tool catalog, the
