@@ -1,6 +1,7 @@
 //! [`RedisSessionStore`]: 2025-era session records in Redis, so a session's next request may
 //! land on any instance.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use smcp_server::legacy::{SessionError, SessionRecord, SessionStore};
@@ -109,7 +110,7 @@ impl SessionStore for RedisSessionStore {
         })
     }
 
-    fn get(&self, id: &str) -> BoxFuture<Result<Option<SessionRecord>, SessionError>> {
+    fn get(&self, id: &str) -> BoxFuture<Result<Option<Arc<SessionRecord>>, SessionError>> {
         let this = self.clone();
         let id = id.to_owned();
         Box::pin(async move {
@@ -120,12 +121,14 @@ impl SessionStore for RedisSessionStore {
             call.key(&key).arg(this.expiry_ms()).arg(this.idle_ms());
             let text: Option<String> = this.redis.bounded(call.invoke_async(&mut conn)).await?;
             let Some(text) = text else { return Ok(None) };
-            serde_json::from_str(&text).map(Some).map_err(|e| {
-                SessionError::from(RedisError::Corrupt {
-                    key,
-                    reason: e.to_string(),
+            serde_json::from_str(&text)
+                .map(|r| Some(Arc::new(r)))
+                .map_err(|e| {
+                    SessionError::from(RedisError::Corrupt {
+                        key,
+                        reason: e.to_string(),
+                    })
                 })
-            })
         })
     }
 

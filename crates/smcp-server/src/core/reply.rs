@@ -238,7 +238,12 @@ pub(crate) fn caught(
 ) -> impl Future<Output = Finished> + Send {
     AssertUnwindSafe(fut)
         .catch_unwind()
-        .map(|r| r.unwrap_or_else(|_| Err(ErrorObject::internal("the handler panicked"))))
+        .map(|r| r.unwrap_or_else(|_| panicked()))
+}
+
+/// The outcome of a handler that panicked.
+pub(crate) fn panicked() -> Finished {
+    Err(ErrorObject::internal("the handler panicked"))
 }
 
 /// The JSON-RPC error response for `error` (`id` absent when the request's could not be read).

@@ -282,11 +282,12 @@ fn session_request(
         shared: shared.clone(),
         legacy: session.legacy.clone(),
         live: live.clone(),
-        record: session.record.clone(),
+        log_level: session.record.log_level,
         request,
         principal: link.options.principal.clone(),
         access: None,
         cancel,
+        may_stream: true,
         stream: Some(stream),
     };
     let out = link.out.clone();

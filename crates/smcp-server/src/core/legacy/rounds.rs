@@ -15,10 +15,13 @@
 //! timeout and the session's bound on waiting requests. The response is written by the one
 //! writer for the session's era (`core/reply.rs`).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::FutureExt as _;
 use serde_json::{Map, Value};
+use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{ClientRequest, IncomingRequest, InvalidParams, RequestId};
 use smcp_proto::patterns::mrtr::InputRequiredResult;
@@ -27,12 +30,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::live::{Live, TooManyPending};
-use super::{Legacy, SessionRecord, SessionRequest};
+use super::{Legacy, SessionRequest};
 use crate::core::context::{EventSink, Framing, Principal};
 use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
 use crate::core::error::SERVER_BUSY;
 use crate::core::meta::Admitted;
-use crate::core::reply::{Era, Finished, Reply, caught, era_finished_bytes};
+use crate::core::reply::{Era, Finished, Reply, caught, era_finished_bytes, panicked};
 use crate::core::server::Shared;
 use crate::core::tools::BoxFuture;
 
@@ -60,15 +63,19 @@ pub(crate) struct Exchange {
     pub(crate) shared: Arc<Shared>,
     pub(crate) legacy: Arc<Legacy>,
     pub(crate) live: Arc<Live>,
-    pub(crate) record: SessionRecord,
+    /// The session's log level (`logging/setLevel`), as of the request's arrival.
+    pub(crate) log_level: Option<LoggingLevel>,
     /// The request, read once.
     pub(crate) request: SessionRequest,
     pub(crate) principal: Option<Principal>,
     /// What the request's credentials allow.
     pub(crate) access: Option<crate::core::access::Access>,
     pub(crate) cancel: CancellationToken,
-    /// The stream the request's events, server-to-client requests and response go on; `None`
-    /// when the response is one JSON document (nothing can be sent before it).
+    /// Whether the response may stream (the client accepts SSE, or the transport is one):
+    /// the handler then gets a channel for its events when it may send any.
+    pub(crate) may_stream: bool,
+    /// The stream the request's events, server-to-client requests and response go on, once
+    /// open; `None` while the response can still be one JSON document.
     pub(crate) stream: Option<u64>,
 }
 
@@ -78,36 +85,96 @@ type Answers = (Map<String, Value>, Option<String>);
 /// The params of one round, and whether they carry multi round-trip members.
 type Params = (Result<ClientRequest, InvalidParams>, bool);
 
+/// One round handed to dispatch.
+enum Round {
+    /// The handler runs; what it emits arrives on the receiver, when it may emit.
+    Running(BoxFuture<Finished>, Option<mpsc::Receiver<Bytes>>),
+    /// The round has its outcome; the receiver may still hold what was emitted before it.
+    Ended(Finished, Option<mpsc::Receiver<Bytes>>),
+}
+
+/// A request whose first round did not end at once with nothing sent before its response:
+/// it goes on, once its stream is open, with [`Exchange::finish`].
+pub(crate) struct Going {
+    round: Round,
+    progress_token: Option<Value>,
+}
+
 impl Exchange {
     /// Serves the request to its end: the JSON-RPC response, or `None` when it was cancelled
-    /// (no response is sent then).
+    /// (no response is sent then). The stream, if the response may have one, is open.
     pub(crate) async fn run(mut self) -> Option<Vec<u8>> {
-        let outcome = self.serve().await?;
-        Some(era_finished_bytes(
+        match self.start() {
+            Ok(bytes) => Some(bytes),
+            Err(going) => self.finish(*going).await,
+        }
+    }
+
+    /// The first round, polled once: `Ok` with the response when it ended with nothing sent
+    /// before it (most handlers do), so that no stream needs to be opened; else what goes on
+    /// in [`Exchange::finish`], once the stream (if any) is open.
+    pub(crate) fn start(&mut self) -> Result<Vec<u8>, Box<Going>> {
+        let progress_token = match self.request.progress_token() {
+            Ok(token) => token,
+            Err(error) => return Ok(self.bytes(Err(error))),
+        };
+        let Some(params) = self.request.take_params() else {
+            return Ok(self.bytes(Err(ErrorObject::internal("the request was served already"))));
+        };
+        let round = match self.dispatch(params, progress_token.clone()) {
+            Round::Running(mut fut, rx) => {
+                match AssertUnwindSafe(&mut fut).catch_unwind().now_or_never() {
+                    Some(outcome) => Round::Ended(outcome.unwrap_or_else(|_| panicked()), rx),
+                    None => Round::Running(fut, rx),
+                }
+            }
+            ended => ended,
+        };
+        match round {
+            Round::Ended(outcome, rx)
+                if !matches!(outcome, Ok(Reply::InputRequired(_)))
+                    && rx.as_ref().is_none_or(mpsc::Receiver::is_empty) =>
+            {
+                Ok(self.bytes(outcome))
+            }
+            round => Err(Box::new(Going {
+                round,
+                progress_token,
+            })),
+        }
+    }
+
+    /// Serves the request from where [`Exchange::start`] left it to its end: the response, or
+    /// `None` when it was cancelled.
+    pub(crate) async fn finish(mut self, going: Going) -> Option<Vec<u8>> {
+        let outcome = self.rounds(going).await?;
+        Some(self.bytes(outcome))
+    }
+
+    /// The response for `outcome`, written by the session era's writer.
+    fn bytes(&self, outcome: Finished) -> Vec<u8> {
+        era_finished_bytes(
             Era::Session,
             &self.shared.server_meta,
             self.request.id.clone(),
             outcome,
-        ))
+        )
     }
 
-    async fn serve(&mut self) -> Option<Finished> {
-        let progress_token = match self.request.progress_token() {
-            Ok(token) => token,
-            Err(error) => return Some(Err(error)),
-        };
-        let Some(mut params) = self.request.take_params() else {
-            return Some(Err(ErrorObject::internal("the request was served already")));
-        };
-        let mut round = 0u32;
+    /// Waits for each round, asks the client for the input a round requires and retries.
+    async fn rounds(&mut self, going: Going) -> Option<Finished> {
+        let Going {
+            mut round,
+            progress_token,
+        } = going;
+        let mut asked = 0u32;
         loop {
-            let outcome = self.round(params, progress_token.clone()).await?;
-            let ir = match outcome {
+            let ir = match self.until_done(round).await? {
                 Ok(Reply::InputRequired(ir)) => ir,
                 other => return Some(other),
             };
-            round += 1;
-            if round > self.shared.mrtr.max_rounds {
+            asked += 1;
+            if asked > self.shared.mrtr.max_rounds {
                 return Some(Err(ErrorObject::internal(format!(
                     "the request asked for input more than {} times",
                     self.shared.mrtr.max_rounds
@@ -118,31 +185,27 @@ impl Exchange {
                 Ok(None) => return None,
                 Err(error) => return Some(Err(error)),
             };
-            params = match self.request.retry(responses, state) {
+            let params = match self.request.retry(responses, state) {
                 Ok(retry) => (retry, true),
                 Err(error) => return Some(Err(error)),
             };
+            round = self.dispatch(params, progress_token.clone());
         }
     }
 
-    /// One round through dispatch, with the session's `_meta` and log level.
-    async fn round(
-        &self,
-        (params, mrtr_members): Params,
-        progress_token: Option<Value>,
-    ) -> Option<Finished> {
+    /// One round handed to dispatch, with the session's `_meta` and log level.
+    fn dispatch(&self, (params, mrtr_members): Params, progress_token: Option<Value>) -> Round {
         let admitted = Admitted {
-            log_level: self.record.log_level,
+            log_level: self.log_level,
             progress_token,
         };
         // A channel for the handler's events only when it may send any (as over 2026-07-28):
         // its server-to-client requests go on the stream without one.
-        let (tx, rx) = match self.stream {
-            Some(_) if admitted.may_emit(self.shared.features.logging) => {
-                let (tx, rx) = mpsc::channel(self.shared.limits.event_buffer.max(1));
-                (Some(tx), Some(rx))
-            }
-            _ => (None, None),
+        let (tx, rx) = if self.may_stream && admitted.may_emit(self.shared.features.logging) {
+            let (tx, rx) = mpsc::channel(self.shared.limits.event_buffer.max(1));
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
         };
         let admission = Admission {
             admitted,
@@ -167,18 +230,30 @@ impl Exchange {
             self.request.meta(&self.live.meta),
         );
         match dispatch::dispatch(&self.shared, call) {
-            Dispatch::Ready(outcome) => Some(outcome),
-            Dispatch::Listen(..) => Some(Err(ErrorObject::method_not_found(&self.request.method))),
-            Dispatch::Pending(fut) => self.until_done(fut, rx).await,
+            // A handler that finished at once emitted nothing through its channel.
+            Dispatch::Ready(outcome) => Round::Ended(outcome, None),
+            Dispatch::Listen(..) => Round::Ended(
+                Err(ErrorObject::method_not_found(&self.request.method)),
+                None,
+            ),
+            Dispatch::Pending(fut) => Round::Running(fut, rx),
         }
     }
 
-    /// Runs a handler, forwarding what it emits to the stream; `None` when cancelled.
-    async fn until_done(
-        &self,
-        fut: BoxFuture<Finished>,
-        rx: Option<mpsc::Receiver<Bytes>>,
-    ) -> Option<Finished> {
+    /// Waits for a round's outcome, forwarding what the handler emits to the stream; `None`
+    /// when cancelled.
+    async fn until_done(&self, round: Round) -> Option<Finished> {
+        let (fut, rx) = match round {
+            Round::Running(fut, rx) => (fut, rx),
+            Round::Ended(outcome, rx) => {
+                if let (Some(mut rx), Some(stream)) = (rx, self.stream) {
+                    while let Ok(event) = rx.try_recv() {
+                        self.live.emit(stream, &event).await;
+                    }
+                }
+                return Some(outcome);
+            }
+        };
         let mut fut = std::pin::pin!(caught(fut));
         let (Some(mut rx), Some(stream)) = (rx, self.stream) else {
             return tokio::select! {

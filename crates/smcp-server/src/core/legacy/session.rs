@@ -4,6 +4,7 @@
 //! ([`RefusalKind`]); the transport picks the status for it.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use smcp_proto::basic::LoggingLevel;
@@ -262,7 +263,7 @@ impl Legacy {
         &self,
         id: &str,
         principal: Option<&str>,
-    ) -> Result<SessionRecord, Refusal> {
+    ) -> Result<Arc<SessionRecord>, Refusal> {
         match self.store.get(id).await.map_err(Refusal::store)? {
             Some(record) if record.principal.as_deref() == principal => Ok(record),
             _ => Err(Refusal::not_found()),
@@ -285,13 +286,14 @@ impl Legacy {
     /// `notifications/cancelled` cancels the request it names; others are ignored.
     pub(crate) async fn notification(
         &self,
-        mut record: SessionRecord,
+        record: Arc<SessionRecord>,
         live: &Live,
         name: &str,
         params: Option<&Value>,
     ) -> Result<(), Refusal> {
         match name {
             method::INITIALIZED if !record.initialized => {
+                let mut record = Arc::unwrap_or_clone(record);
                 record.initialized = true;
                 self.store.put(record).await.map_err(Refusal::store)
             }

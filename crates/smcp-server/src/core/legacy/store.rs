@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -84,8 +84,9 @@ pub enum SessionError {
 pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
     /// Stores a new record. [`SessionError::Full`] when the store is at its bound.
     fn create(&self, record: SessionRecord) -> BoxFuture<Result<(), SessionError>>;
-    /// The record of session `id`, or `None`.
-    fn get(&self, id: &str) -> BoxFuture<Result<Option<SessionRecord>, SessionError>>;
+    /// The record of session `id`, or `None`. Shared: every request of a session reads it,
+    /// and a store that keeps records in memory hands out the one it holds.
+    fn get(&self, id: &str) -> BoxFuture<Result<Option<Arc<SessionRecord>>, SessionError>>;
     /// Replaces the record of an existing session ([`SessionError::NotFound`] when it ended).
     fn put(&self, record: SessionRecord) -> BoxFuture<Result<(), SessionError>>;
     /// Ends session `id`; `true` when it existed.
@@ -98,7 +99,7 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
 pub struct MemorySessionStore {
     max: usize,
     idle: Duration,
-    sessions: Mutex<HashMap<String, (SessionRecord, Instant)>>,
+    sessions: Mutex<HashMap<String, (Arc<SessionRecord>, Instant)>>,
 }
 
 impl MemorySessionStore {
@@ -121,7 +122,7 @@ impl MemorySessionStore {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRecord, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<SessionRecord>, Instant)>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -135,11 +136,11 @@ impl MemorySessionStore {
         if sessions.len() >= self.max {
             return Err(SessionError::Full { max: self.max });
         }
-        sessions.insert(record.id.clone(), (record, now));
+        sessions.insert(record.id.clone(), (Arc::new(record), now));
         Ok(())
     }
 
-    fn get_now(&self, id: &str) -> Option<SessionRecord> {
+    fn get_now(&self, id: &str) -> Option<Arc<SessionRecord>> {
         let now = Instant::now();
         let mut sessions = self.lock();
         let (record, used) = sessions.get_mut(id)?;
@@ -148,7 +149,7 @@ impl MemorySessionStore {
             return None;
         }
         *used = now;
-        Some(record.clone())
+        Some(Arc::clone(record))
     }
 
     fn put_now(&self, record: SessionRecord) -> Result<(), SessionError> {
@@ -156,7 +157,7 @@ impl MemorySessionStore {
         let mut sessions = self.lock();
         match sessions.get_mut(&record.id) {
             Some(entry) if now.duration_since(entry.1) < self.idle => {
-                *entry = (record, now);
+                *entry = (Arc::new(record), now);
                 Ok(())
             }
             Some(_) => {
@@ -173,7 +174,7 @@ impl SessionStore for MemorySessionStore {
         Box::pin(std::future::ready(self.create_now(record)))
     }
 
-    fn get(&self, id: &str) -> BoxFuture<Result<Option<SessionRecord>, SessionError>> {
+    fn get(&self, id: &str) -> BoxFuture<Result<Option<Arc<SessionRecord>>, SessionError>> {
         Box::pin(std::future::ready(Ok(self.get_now(id))))
     }
 
@@ -222,7 +223,7 @@ mod tests {
         let mut a = record("a");
         a.initialized = true;
         store.put(a.clone()).await.unwrap();
-        assert_eq!(store.get("a").await.unwrap(), Some(a));
+        assert_eq!(store.get("a").await.unwrap(), Some(Arc::new(a)));
         assert!(store.remove("a").await.unwrap());
         assert!(!store.remove("a").await.unwrap());
         assert_eq!(store.put(record("a")).await, Err(SessionError::NotFound));

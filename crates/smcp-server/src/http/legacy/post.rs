@@ -173,11 +173,12 @@ pub(crate) async fn post(
                 shared: shared.clone(),
                 legacy: legacy.clone(),
                 live: live.clone(),
-                record,
+                log_level: record.log_level,
                 request,
                 principal: head.principal.clone(),
                 access: head.access.clone(),
                 cancel,
+                may_stream: streams,
                 stream: None,
             };
             if !streams {
@@ -188,17 +189,27 @@ pub(crate) async fn post(
                     None => accepted(),
                 };
             }
+            // Most handlers finish on their first poll with nothing sent before their
+            // response: answered here, with no stream opened and no task.
+            let going = match exchange.start() {
+                Ok(bytes) => {
+                    live.end(&id);
+                    return json_response(StatusCode::OK, bytes);
+                }
+                Err(going) => going,
+            };
             let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
             let stream = live.open_stream(tx);
             // The priming event is written only when the response turns out to be SSE.
-            let primes = super::wire::primes(&exchange.record.protocol_version);
+            let primes = super::wire::primes(&record.protocol_version);
             let primed = move || primes.then(|| super::wire::priming_event(stream));
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
             // stream with Last-Event-ID.
-            let mut run = Box::pin(exchange.run());
-            // Most handlers finish on their first poll: answered here, with no task.
+            let mut run = Box::pin(exchange.finish(*going));
+            // What ended on its first poll but sent something first (or asked for input that
+            // turned out to need none) is answered here too.
             if let Some(answer) = run.as_mut().now_or_never() {
                 return answered(&live, &id, stream, answer, rx, primed).await;
             }
