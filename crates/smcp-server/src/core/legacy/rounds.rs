@@ -128,7 +128,7 @@ impl Exchange {
                     None => Round::Running(fut, rx),
                 }
             }
-            ended => ended,
+            ended @ Round::Ended(..) => ended,
         };
         match round {
             Round::Ended(outcome, rx)
