@@ -80,6 +80,14 @@ impl Shared {
             cluster.observe_bus_lag(server.metrics());
         }
     }
+
+    /// The replay guard every instance shares (`SET NX` in Redis), for ids that must be
+    /// used once across the deployment (DPoP proofs' `jti`); `None` without `--redis`.
+    pub(crate) fn replay_guard(&self) -> Option<Arc<dyn smcp_server::mrtr::ReplayGuard>> {
+        self.0
+            .as_ref()
+            .map(|cluster| Arc::new(smcp_redis::RedisReplayGuard::new(&cluster.redis)) as _)
+    }
 }
 
 #[cfg(not(feature = "redis"))]
@@ -105,4 +113,9 @@ impl Shared {
 
     /// Nothing to observe.
     pub(crate) fn observe(&self, _server: &smcp_server::Server) {}
+
+    /// No shared replay guard.
+    pub(crate) fn replay_guard(&self) -> Option<Arc<dyn smcp_server::mrtr::ReplayGuard>> {
+        None
+    }
 }
