@@ -520,10 +520,12 @@ fn refuse(config: &Config, error: &TokenError, scheme: Option<Scheme>) -> Respon
     let invalid = error.token_given().then_some(message.as_str());
     let challenges = match (&config.dpop, scheme) {
         (None, _) => vec![bearer_challenge(config, invalid)],
-        (Some(_), Some(Scheme::Dpop)) => challenges(
+        // The error goes on the DPoP challenge when the token came with that scheme, or
+        // when plain bearer tokens are refused anyway.
+        (Some(dpop), scheme) if scheme == Some(Scheme::Dpop) || dpop.is_required() => challenges(
             config,
             invalid.map(|description| ("invalid_token", description)),
-            true,
+            invalid.is_none(),
         ),
         (Some(_), _) => {
             let mut all = Vec::new();

@@ -446,6 +446,34 @@ async fn dpop_required_refuses_plain_bearer() {
         )],
         0,
     );
+    // A bad token, whatever its scheme, gets only the DPoP challenge.
+    let answer = send(&f, call("Bearer a.b.c", &[])).await;
+    assert_refused(
+        &f,
+        &answer,
+        &[dpop_challenge(
+            "invalid_token",
+            "malformed access token: the JOSE header is not valid",
+        )],
+        0,
+    );
+}
+
+#[tokio::test]
+async fn dpop_optional_bad_bearer_token_gets_both_challenges() {
+    let f = default_fixture();
+    let answer = send(&f, call("Bearer a.b.c", &[])).await;
+    assert_refused(
+        &f,
+        &answer,
+        &[
+            format!(
+                r#"Bearer error="invalid_token", error_description="malformed access token: the JOSE header is not valid", resource_metadata="{METADATA}", scope="mcp""#
+            ),
+            format!(r#"DPoP algs="{ALGS}", resource_metadata="{METADATA}", scope="mcp""#),
+        ],
+        0,
+    );
 }
 
 #[tokio::test]
