@@ -76,9 +76,10 @@ pub(crate) fn dpop(
 }
 
 /// The challenge of a `403` for step-up: `error="insufficient_scope"`, every scope the
-/// request needs, `resource_metadata`.
-pub(crate) fn insufficient_scope(metadata_url: &str, scope: &str) -> String {
-    let mut out = String::from("Bearer ");
+/// request needs, `resource_metadata`; `scheme` is the one the token came with (`Bearer`,
+/// or `DPoP` for a DPoP-bound token, RFC 9449 §7.1).
+pub(crate) fn insufficient_scope(scheme: &str, metadata_url: &str, scope: &str) -> String {
+    let mut out = format!("{scheme} ");
     param(&mut out, "error", "insufficient_scope");
     param(&mut out, "scope", scope);
     param(&mut out, "resource_metadata", metadata_url);
@@ -118,10 +119,10 @@ pub(crate) fn refusal(
 }
 
 /// The `403` for `scope`.
-pub(crate) fn forbidden(metadata_url: &str, scope: &str) -> Response<Full<Bytes>> {
+pub(crate) fn forbidden(scheme: &str, metadata_url: &str, scope: &str) -> Response<Full<Bytes>> {
     refusal(
         StatusCode::FORBIDDEN,
-        &[insufficient_scope(metadata_url, scope)],
+        &[insufficient_scope(scheme, metadata_url, scope)],
         INSUFFICIENT_SCOPE,
         &format!("insufficient scope: this request needs {scope:?}"),
         Some(json!({ "scope": scope })),
@@ -147,7 +148,7 @@ mod tests {
             r#"Bearer error="invalid_token", error_description="say \"hi\"", resource_metadata="u""#
         );
         assert_eq!(
-            insufficient_scope("u", "admin"),
+            insufficient_scope("Bearer", "u", "admin"),
             r#"Bearer error="insufficient_scope", scope="admin", resource_metadata="u", error_description="the access token lacks a scope this request needs""#
         );
         assert_eq!(

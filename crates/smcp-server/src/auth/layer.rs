@@ -350,8 +350,10 @@ where
                 Ok(grant) => grant,
                 Err(refusal) => return Ok(refusal.map(Either::Right)),
             };
+            let (grant, scheme) = (grant.0, grant.1.name());
             if grant.missing_server_scope {
                 return Ok(challenge::forbidden(
+                    scheme,
                     &config.metadata_url,
                     &config.policy.required().join(" "),
                 )
@@ -364,6 +366,7 @@ where
             let (mut parts, body) = response.into_parts();
             if let Some(refusal) = parts.extensions.remove::<InsufficientScope>()
                 && let Ok(value) = HeaderValue::from_str(&challenge::insufficient_scope(
+                    scheme,
                     &config.metadata_url,
                     &refusal.scope,
                 ))
@@ -388,6 +391,16 @@ fn metadata_response(config: &Config) -> Response<Full<Bytes>> {
 enum Scheme {
     Bearer,
     Dpop,
+}
+
+impl Scheme {
+    /// Its name in a challenge.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bearer => "Bearer",
+            Self::Dpop => "DPoP",
+        }
+    }
 }
 
 /// The token of `headers` and its scheme (`DPoP` only when `dpop` is on).
@@ -430,7 +443,7 @@ async fn authenticate(
     method: &Method,
     path: &str,
     headers: &HeaderMap,
-) -> Result<Arc<Grant>, Response<Full<Bytes>>> {
+) -> Result<(Arc<Grant>, Scheme), Response<Full<Bytes>>> {
     let now = Instant::now();
     let (scheme, token) =
         credentials(headers, config.dpop.is_some()).map_err(|e| refuse(config, &e, None))?;
@@ -473,7 +486,7 @@ async fn authenticate(
             }
         }
     }
-    Ok(grant)
+    Ok((grant, scheme))
 }
 
 /// Verifies `token` and caches what it grants.

@@ -570,3 +570,20 @@ async fn dpop_metadata_advertises_algorithms_and_requirement() {
         }
     }
 }
+
+#[tokio::test]
+async fn dpop_missing_scope_gets_a_dpop_insufficient_scope_challenge() {
+    let f = default_fixture();
+    let mut claims = claims("alice", ISSUER, RESOURCE, "other");
+    claims["cnf"] = json!({ "jkt": thumbprint(&f.client) });
+    let token = f.issuer.sign(&claims);
+    let answer = send(&f, call(&format!("DPoP {token}"), &[&f.good_proof(&token)])).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{:?}", answer.body);
+    assert_eq!(
+        answer.challenges,
+        [format!(
+            r#"DPoP error="insufficient_scope", scope="mcp", resource_metadata="{METADATA}", error_description="the access token lacks a scope this request needs""#
+        )]
+    );
+    assert_eq!(f.runs.load(Ordering::SeqCst), 0, "a handler ran");
+}
