@@ -155,7 +155,12 @@ impl DpopConfig {
         digest.update(b"\0");
         digest.update(proof.jti.as_bytes());
         let id = format!("dpop:{}", URL_SAFE_NO_PAD.encode(digest.finalize()));
-        let until = UNIX_EPOCH + Duration::from_secs(proof.iat) + self.max_age + self.skew;
+        // A second more, so that the expiry is never already past (a zero skew).
+        let until = UNIX_EPOCH
+            + Duration::from_secs(proof.iat)
+            + self.max_age
+            + self.skew
+            + Duration::from_secs(1);
         self.replay.first_use(&id, until).await
     }
 }

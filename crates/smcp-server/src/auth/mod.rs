@@ -36,6 +36,7 @@ pub use dpop::{
     DPOP, DPOP_NONCE, DpopConfig, DpopConfigBuilder, DpopError, thumbprint as jwk_thumbprint,
 };
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
+pub use jsonwebtoken::Algorithm;
 pub use jsonwebtoken::jwk::JwkSet;
 pub use jwt::{AuthConfigError, JwtVerifier, JwtVerifierBuilder};
 pub use layer::{AuthBody, AuthLayer, AuthLayerBuilder, AuthService};
