@@ -304,18 +304,17 @@ impl NonceKey {
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// Whether `nonce` was issued in the current window or the one before.
-    fn accepts(&self, nonce: &str, now: SystemTime) -> bool {
-        let Ok(bytes) = URL_SAFE_NO_PAD.decode(nonce) else {
-            return false;
-        };
-        let Some((window, tag)) = bytes.split_first_chunk::<8>() else {
-            return false;
-        };
+    /// Whether `nonce` was issued in the current window or the one before: `Some(true)` for
+    /// a nonce of the current window, `Some(false)` for one of the window before, `None`
+    /// for any other.
+    fn check(&self, nonce: &str, now: SystemTime) -> Option<bool> {
+        let bytes = URL_SAFE_NO_PAD.decode(nonce).ok()?;
+        let (window, tag) = bytes.split_first_chunk::<8>()?;
         let window = u64::from_be_bytes(*window);
         let current = self.window_of(now);
-        (window == current || window.checked_add(1) == Some(current))
-            && self.mac(window).verify_slice(tag).is_ok()
+        let fresh = window == current;
+        let fits = fresh || window.checked_add(1) == Some(current);
+        (fits && self.mac(window).verify_slice(tag).is_ok()).then_some(fresh)
     }
 }
 
@@ -399,6 +398,9 @@ impl DpopError {
 pub(crate) struct Proof {
     /// The thumbprint of the proof key.
     pub(crate) jkt: String,
+    /// A nonce of the current window, when the proof's was of the window before (sent
+    /// back as `DPoP-Nonce` on success, so the client moves on before it expires).
+    pub(crate) next_nonce: Option<String>,
     jti: String,
     iat: u64,
 }
@@ -452,7 +454,12 @@ pub(crate) fn check_proof(
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or(DpopError::Malformed("the JOSE header is not valid"))?;
-    if header.get("typ").and_then(Value::as_str) != Some("dpop+jwt") {
+    // A media type: compared case-insensitively (RFC 7515 §4.1.9).
+    if !header
+        .get("typ")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.eq_ignore_ascii_case("dpop+jwt"))
+    {
         return Err(DpopError::Typ);
     }
     let alg = header
@@ -508,12 +515,22 @@ pub(crate) fn check_proof(
     if ath != access_token_hash(target.token) {
         return Err(DpopError::Ath);
     }
-    if let Some(nonces) = &config.nonce
-        && !claims.nonce.is_some_and(|n| nonces.accepts(&n, now))
-    {
-        return Err(DpopError::Nonce);
+    let mut next_nonce = None;
+    if let Some(nonces) = &config.nonce {
+        let fresh = claims
+            .nonce
+            .and_then(|n| nonces.check(&n, now))
+            .ok_or(DpopError::Nonce)?;
+        if !fresh {
+            next_nonce = Some(nonces.issue(nonces.window_of(now)));
+        }
     }
-    Ok(Proof { jkt, jti, iat })
+    Ok(Proof {
+        jkt,
+        jti,
+        iat,
+        next_nonce,
+    })
 }
 
 /// `ath`: base64url(SHA-256(token)).
@@ -603,16 +620,16 @@ mod tests {
         };
         let t0 = UNIX_EPOCH + Duration::from_secs(6_000);
         let nonce = key.issue(key.window_of(t0));
-        assert!(key.accepts(&nonce, t0));
-        assert!(key.accepts(&nonce, t0 + Duration::from_secs(60)));
-        assert!(!key.accepts(&nonce, t0 + Duration::from_secs(120)));
-        assert!(!key.accepts(&nonce, t0 - Duration::from_secs(60)));
+        assert_eq!(key.check(&nonce, t0), Some(true));
+        assert_eq!(key.check(&nonce, t0 + Duration::from_secs(60)), Some(false));
+        assert_eq!(key.check(&nonce, t0 + Duration::from_secs(120)), None);
+        assert_eq!(key.check(&nonce, t0 - Duration::from_secs(60)), None);
         let other = NonceKey {
             key: vec![8; 32].into(),
             window: Duration::from_secs(60),
         };
-        assert!(!other.accepts(&nonce, t0));
-        assert!(!key.accepts("not-a-nonce", t0));
+        assert_eq!(other.check(&nonce, t0), None);
+        assert_eq!(key.check("not-a-nonce", t0), None);
     }
 
     #[test]

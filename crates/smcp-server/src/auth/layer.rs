@@ -350,7 +350,12 @@ where
                 Ok(grant) => grant,
                 Err(refusal) => return Ok(refusal.map(Either::Right)),
             };
-            let (grant, scheme) = (grant.0, grant.1.name());
+            let Authenticated {
+                grant,
+                scheme,
+                next_nonce,
+            } = grant;
+            let scheme = scheme.name();
             if grant.missing_server_scope {
                 return Ok(challenge::forbidden(
                     scheme,
@@ -372,6 +377,9 @@ where
                 ))
             {
                 parts.headers.insert(WWW_AUTHENTICATE, value);
+            }
+            if let Some(nonce) = next_nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+                parts.headers.insert(DPOP_NONCE, nonce);
             }
             Ok(Response::from_parts(parts, Either::Left(body)))
         })
@@ -438,12 +446,19 @@ fn credentials(headers: &HeaderMap, dpop: bool) -> Result<(Scheme, &str), TokenE
     Ok((scheme, token))
 }
 
+/// A request's valid token: what it grants, how it came, and the `DPoP-Nonce` to send back.
+struct Authenticated {
+    grant: Arc<Grant>,
+    scheme: Scheme,
+    next_nonce: Option<String>,
+}
+
 async fn authenticate(
     config: &Config,
     method: &Method,
     path: &str,
     headers: &HeaderMap,
-) -> Result<(Arc<Grant>, Scheme), Response<Full<Bytes>>> {
+) -> Result<Authenticated, Response<Full<Bytes>>> {
     let now = Instant::now();
     let (scheme, token) =
         credentials(headers, config.dpop.is_some()).map_err(|e| refuse(config, &e, None))?;
@@ -468,6 +483,7 @@ async fn authenticate(
             .await
             .map_err(|e| refuse(config, &e, Some(scheme)))?,
     };
+    let mut next_nonce = None;
     if let Some(dpop) = &config.dpop {
         match (proof, &grant.jkt) {
             (None, Some(_)) => return Err(refuse_dpop(config, &DpopError::BoundAsBearer)),
@@ -483,10 +499,15 @@ async fn authenticate(
                 if !dpop.first_use(&proof).await {
                     return Err(refuse_dpop(config, &DpopError::Replayed));
                 }
+                next_nonce = proof.next_nonce;
             }
         }
     }
-    Ok((grant, scheme))
+    Ok(Authenticated {
+        grant,
+        scheme,
+        next_nonce,
+    })
 }
 
 /// Verifies `token` and caches what it grants.

@@ -587,3 +587,52 @@ async fn dpop_missing_scope_gets_a_dpop_insufficient_scope_challenge() {
     );
     assert_eq!(f.runs.load(Ordering::SeqCst), 0, "a handler ran");
 }
+
+#[tokio::test]
+async fn dpop_nonce_of_the_previous_window_is_accepted_and_renewed() {
+    let window = 2;
+    let f = fixture(
+        DpopConfig::builder()
+            .require_nonce(NONCE_KEY.to_vec())
+            .nonce_window(std::time::Duration::from_secs(window))
+            .build()
+            .unwrap(),
+    );
+    let token = f.bound_token();
+    let first = send(&f, call(&format!("DPoP {token}"), &[&f.good_proof(&token)])).await;
+    assert_eq!(first.status, StatusCode::UNAUTHORIZED);
+    let nonce = first.nonce.expect("a DPoP-Nonce header");
+    // Into the next window (a tenth of a second past its start).
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let into = since.as_millis() % u128::from(window * 1000);
+    let wait = u64::try_from(u128::from(window * 1000) - into + 100).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+    let mut claims = f.proof_claims(&token);
+    claims["nonce"] = json!(nonce);
+    let answer = send(
+        &f,
+        call(
+            &format!("DPoP {token}"),
+            &[&proof(&f.client, "dpop+jwt", &claims)],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let renewed = answer.nonce.expect("a new DPoP-Nonce on success");
+    assert_ne!(renewed, nonce);
+    // The renewed nonce is of the current window: accepted, and not renewed again.
+    let mut claims = f.proof_claims(&token);
+    claims["nonce"] = json!(renewed);
+    let again = send(
+        &f,
+        call(
+            &format!("DPoP {token}"),
+            &[&proof(&f.client, "dpop+jwt", &claims)],
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::OK, "{:?}", again.body);
+    assert_eq!(again.nonce, None);
+}
