@@ -12,7 +12,8 @@ use smcp_server::core::health::HealthCheck;
 pub(crate) struct RedisArgs {
     /// Share state with the other instances of this deployment through Redis
     /// (`redis://[user:password@]host:port/[db]`): change notifications reach every
-    /// instance's listeners, single-use request states are redeemed once across instances,
+    /// instance's listeners, single-use request states (and DPoP proofs' jti, with
+    /// --auth-dpop) are redeemed once across instances,
     /// 2025-era sessions live there, and `toggle_extra` changes every instance's catalog.
     /// Without it, everything stays in this process.
     #[arg(long = "redis", value_name = "URL", env = "SMCPD_REDIS_URL")]
