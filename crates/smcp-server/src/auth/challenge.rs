@@ -1,5 +1,5 @@
-//! The `WWW-Authenticate: Bearer …` challenges (RFC 6750 §3, RFC 9728 §5.1) and the
-//! responses that carry them.
+//! The `WWW-Authenticate: Bearer …` and `DPoP …` challenges (RFC 6750 §3, RFC 9728 §5.1,
+//! RFC 9449 §7.1) and the responses that carry them.
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
@@ -15,7 +15,8 @@ pub const UNAUTHORIZED: i64 = -32001;
 
 /// One `auth-param`: `name="value"`, the value a quoted-string.
 fn param(out: &mut String, name: &str, value: &str) {
-    if !out.ends_with("Bearer ") {
+    // The first parameter follows the scheme and its space; scheme names have no `=`.
+    if out.contains('=') {
         out.push_str(", ");
     }
     out.push_str(name);
@@ -53,10 +54,32 @@ pub(crate) fn unauthorized(
     out
 }
 
+/// The `DPoP` challenge of a `401`: `error` and its description when there is one, the
+/// accepted `algs`, `resource_metadata` and `scope`.
+pub(crate) fn dpop(
+    metadata_url: &str,
+    scope: Option<&str>,
+    algs: &str,
+    error: Option<(&str, &str)>,
+) -> String {
+    let mut out = String::from("DPoP ");
+    if let Some((error, description)) = error {
+        param(&mut out, "error", error);
+        param(&mut out, "error_description", description);
+    }
+    param(&mut out, "algs", algs);
+    param(&mut out, "resource_metadata", metadata_url);
+    if let Some(scope) = scope {
+        param(&mut out, "scope", scope);
+    }
+    out
+}
+
 /// The challenge of a `403` for step-up: `error="insufficient_scope"`, every scope the
-/// request needs, `resource_metadata`.
-pub(crate) fn insufficient_scope(metadata_url: &str, scope: &str) -> String {
-    let mut out = String::from("Bearer ");
+/// request needs, `resource_metadata`; `scheme` is the one the token came with (`Bearer`,
+/// or `DPoP` for a DPoP-bound token, RFC 9449 §7.1).
+pub(crate) fn insufficient_scope(scheme: &str, metadata_url: &str, scope: &str) -> String {
+    let mut out = format!("{scheme} ");
     param(&mut out, "error", "insufficient_scope");
     param(&mut out, "scope", scope);
     param(&mut out, "resource_metadata", metadata_url);
@@ -68,11 +91,11 @@ pub(crate) fn insufficient_scope(metadata_url: &str, scope: &str) -> String {
     out
 }
 
-/// A refusal: `status`, the challenge, and a JSON-RPC error body (`id` null: the body was
-/// not read).
+/// A refusal: `status`, the challenges (one `WWW-Authenticate` each), and a JSON-RPC error
+/// body (`id` null: the body was not read).
 pub(crate) fn refusal(
     status: StatusCode,
-    challenge: Option<&str>,
+    challenges: &[String],
     code: i64,
     message: &str,
     data: Option<serde_json::Value>,
@@ -87,17 +110,19 @@ pub(crate) fn refusal(
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Some(challenge) = challenge.and_then(|c| HeaderValue::from_str(c).ok()) {
-        response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    for challenge in challenges {
+        if let Ok(value) = HeaderValue::from_str(challenge) {
+            response.headers_mut().append(WWW_AUTHENTICATE, value);
+        }
     }
     response
 }
 
 /// The `403` for `scope`.
-pub(crate) fn forbidden(metadata_url: &str, scope: &str) -> Response<Full<Bytes>> {
+pub(crate) fn forbidden(scheme: &str, metadata_url: &str, scope: &str) -> Response<Full<Bytes>> {
     refusal(
         StatusCode::FORBIDDEN,
-        Some(&insufficient_scope(metadata_url, scope)),
+        &[insufficient_scope(scheme, metadata_url, scope)],
         INSUFFICIENT_SCOPE,
         &format!("insufficient scope: this request needs {scope:?}"),
         Some(json!({ "scope": scope })),
@@ -123,8 +148,21 @@ mod tests {
             r#"Bearer error="invalid_token", error_description="say \"hi\"", resource_metadata="u""#
         );
         assert_eq!(
-            insufficient_scope("u", "admin"),
+            insufficient_scope("Bearer", "u", "admin"),
             r#"Bearer error="insufficient_scope", scope="admin", resource_metadata="u", error_description="the access token lacks a scope this request needs""#
+        );
+        assert_eq!(
+            dpop(
+                "u",
+                Some("mcp"),
+                "ES256 EdDSA",
+                Some(("use_dpop_nonce", "n"))
+            ),
+            r#"DPoP error="use_dpop_nonce", error_description="n", algs="ES256 EdDSA", resource_metadata="u", scope="mcp""#
+        );
+        assert_eq!(
+            dpop("u", None, "ES256", None),
+            r#"DPoP algs="ES256", resource_metadata="u""#
         );
     }
 }

@@ -179,6 +179,7 @@ impl IntrospectionVerifier {
             expires_at: answer
                 .exp
                 .and_then(|exp| UNIX_EPOCH.checked_add(Duration::from_secs(exp))),
+            jkt: answer.cnf.and_then(|cnf| cnf.jkt),
         })
     }
 }
@@ -283,6 +284,8 @@ struct Answer {
     exp: Option<u64>,
     #[serde(default)]
     nbf: Option<u64>,
+    #[serde(default)]
+    cnf: Option<super::jwt::Confirmation>,
 }
 
 /// `application/x-www-form-urlencoded` encoding of one value (also what RFC 6749 §2.3.1

@@ -244,6 +244,7 @@ impl JwtVerifier {
             },
             client_id: claims.client_id,
             expires_at: UNIX_EPOCH.checked_add(Duration::from_secs(claims.exp)),
+            jkt: claims.cnf.and_then(|cnf| cnf.jkt),
         })
     }
 }
@@ -354,6 +355,15 @@ struct Claims {
     scp: Option<Value>,
     #[serde(default)]
     client_id: Option<String>,
+    #[serde(default)]
+    cnf: Option<Confirmation>,
+}
+
+/// The `cnf` claim (RFC 7800): what the token is bound to; only `jkt` (RFC 9449) is read.
+#[derive(Deserialize)]
+pub(crate) struct Confirmation {
+    #[serde(default)]
+    pub(crate) jkt: Option<String>,
 }
 
 impl Claims {

@@ -13,6 +13,7 @@ use smcp_proto::error::INTERNAL_ERROR;
 
 use super::cache::TokenCache;
 use super::challenge::{self, UNAUTHORIZED};
+use super::dpop::{self, DPOP_NONCE, DpopConfig, DpopError, Target};
 use super::metadata::ProtectedResourceMetadata;
 use super::scopes::{Granted, ScopePolicy};
 use super::verifier::{TokenError, TokenVerifier};
@@ -47,6 +48,10 @@ const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 ///   answered here, unauthenticated; mount [`AuthLayer::metadata_router`] too when the layer
 ///   wraps only the endpoint's route.
 /// - If the verifier cannot reach the authorization server: `503`.
+/// - With [`AuthLayerBuilder::dpop`], DPoP-bound tokens (RFC 9449): `Authorization: DPoP
+///   <token>` and a `DPoP` proof, checked against the request and the token's `cnf.jkt`;
+///   a bound token sent as `Bearer` is refused, and so is every plain bearer token when
+///   DPoP is required. `401`s then carry a `DPoP` challenge too (see `docs/auth.md`).
 ///
 /// Validated tokens are cached until they expire (bounded; see
 /// [`AuthLayerBuilder::cache`]), so a request with a known token costs one map lookup.
@@ -99,6 +104,10 @@ struct Config {
     cache: TokenCache<Grant>,
     /// When set, only requests for this path need a token.
     protected_path: Option<String>,
+    /// DPoP, when on.
+    dpop: Option<DpopConfig>,
+    /// The accepted DPoP algorithms, space-separated (the challenges' `algs`).
+    dpop_algs: String,
 }
 
 /// What a valid token grants, cached per token.
@@ -107,6 +116,8 @@ struct Grant {
     access: Access,
     /// The server-wide scopes it lacks, if any (answered with `403` here).
     missing_server_scope: bool,
+    /// The token's DPoP key binding (`cnf.jkt`).
+    jkt: Option<String>,
 }
 
 /// Builds an [`AuthLayer`] (see [`AuthLayer::builder`]).
@@ -117,6 +128,7 @@ pub struct AuthLayerBuilder {
     cache_entries: usize,
     cache_ttl: Duration,
     protected_path: Option<String>,
+    dpop: Option<DpopConfig>,
 }
 
 impl std::fmt::Debug for AuthLayerBuilder {
@@ -149,6 +161,7 @@ impl AuthLayer {
             cache_entries: 10_000,
             cache_ttl: Duration::from_secs(300),
             protected_path: None,
+            dpop: None,
         }
     }
 
@@ -203,8 +216,41 @@ impl AuthLayerBuilder {
         self
     }
 
+    /// Accepts DPoP-bound access tokens (RFC 9449) checked as `dpop` says; the metadata
+    /// advertises `dpop_signing_alg_values_supported` (and
+    /// `dpop_bound_access_tokens_required` when [`DpopConfigBuilder::required`](super::DpopConfigBuilder::required)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use smcp_server::auth::{AuthLayer, DpopConfig, JwtVerifier, ProtectedResourceMetadata};
+    ///
+    /// # fn run() -> anyhow::Result<()> {
+    /// let resource = "https://mcp.example.com/mcp";
+    /// let verifier = JwtVerifier::builder("https://auth.example.com").audience(resource).build()?;
+    /// let auth = AuthLayer::builder(verifier, ProtectedResourceMetadata::new(resource)?)
+    ///     .dpop(DpopConfig::builder().required(true).build()?)
+    ///     .build();
+    /// # let _ = auth;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn dpop(mut self, dpop: DpopConfig) -> Self {
+        self.dpop = Some(dpop);
+        self
+    }
+
     /// The layer.
-    pub fn build(self) -> AuthLayer {
+    pub fn build(mut self) -> AuthLayer {
+        let dpop_algs = match &self.dpop {
+            Some(dpop) => {
+                self.metadata = self
+                    .metadata
+                    .dpop(dpop.algorithm_names(), dpop.is_required());
+                dpop.algorithm_names().join(" ")
+            }
+            None => String::new(),
+        };
         let required = self.policy.required().join(" ");
         let challenge_scope = if !required.is_empty() {
             Some(required)
@@ -224,6 +270,8 @@ impl AuthLayerBuilder {
                 challenge_scope,
                 cache: TokenCache::new(self.cache_entries, self.cache_ttl),
                 protected_path: self.protected_path,
+                dpop: self.dpop,
+                dpop_algs,
             }),
         }
     }
@@ -291,12 +339,26 @@ where
                 let response = inner.call(request).await?;
                 return Ok(response.map(Either::Left));
             }
-            let grant = match authenticate(&config, request.headers()).await {
+            let grant = match authenticate(
+                &config,
+                request.method(),
+                request.uri().path(),
+                request.headers(),
+            )
+            .await
+            {
                 Ok(grant) => grant,
                 Err(refusal) => return Ok(refusal.map(Either::Right)),
             };
+            let Authenticated {
+                grant,
+                scheme,
+                next_nonce,
+            } = grant;
+            let scheme = scheme.name();
             if grant.missing_server_scope {
                 return Ok(challenge::forbidden(
+                    scheme,
                     &config.metadata_url,
                     &config.policy.required().join(" "),
                 )
@@ -309,11 +371,15 @@ where
             let (mut parts, body) = response.into_parts();
             if let Some(refusal) = parts.extensions.remove::<InsufficientScope>()
                 && let Ok(value) = HeaderValue::from_str(&challenge::insufficient_scope(
+                    scheme,
                     &config.metadata_url,
                     &refusal.scope,
                 ))
             {
                 parts.headers.insert(WWW_AUTHENTICATE, value);
+            }
+            if let Some(nonce) = next_nonce.and_then(|n| HeaderValue::from_str(&n).ok()) {
+                parts.headers.insert(DPOP_NONCE, nonce);
             }
             Ok(Response::from_parts(parts, Either::Left(body)))
         })
@@ -328,8 +394,25 @@ fn metadata_response(config: &Config) -> Response<Full<Bytes>> {
     response
 }
 
-/// The bearer token of `headers`.
-fn bearer(headers: &HeaderMap) -> Result<&str, TokenError> {
+/// How the token was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
+impl Scheme {
+    /// Its name in a challenge.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bearer => "Bearer",
+            Self::Dpop => "DPoP",
+        }
+    }
+}
+
+/// The token of `headers` and its scheme (`DPoP` only when `dpop` is on).
+fn credentials(headers: &HeaderMap, dpop: bool) -> Result<(Scheme, &str), TokenError> {
     let mut values = headers.get_all(AUTHORIZATION).iter();
     let Some(value) = values.next() else {
         return Err(TokenError::Missing);
@@ -341,9 +424,13 @@ fn bearer(headers: &HeaderMap) -> Result<&str, TokenError> {
     }
     let value = value.to_str().map_err(|_| TokenError::NotBearer)?;
     let (scheme, token) = value.split_once(' ').ok_or(TokenError::NotBearer)?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if dpop && scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
         return Err(TokenError::NotBearer);
-    }
+    };
     let token = token.trim_matches(' ');
     // RFC 6750 §2.1 b64token.
     let b64token = !token.is_empty()
@@ -356,20 +443,76 @@ fn bearer(headers: &HeaderMap) -> Result<&str, TokenError> {
             "the bearer token has characters a token cannot have".to_owned(),
         ));
     }
-    Ok(token)
+    Ok((scheme, token))
+}
+
+/// A request's valid token: what it grants, how it came, and the `DPoP-Nonce` to send back.
+struct Authenticated {
+    grant: Arc<Grant>,
+    scheme: Scheme,
+    next_nonce: Option<String>,
 }
 
 async fn authenticate(
     config: &Config,
+    method: &Method,
+    path: &str,
     headers: &HeaderMap,
-) -> Result<Arc<Grant>, Response<Full<Bytes>>> {
+) -> Result<Authenticated, Response<Full<Bytes>>> {
     let now = Instant::now();
-    let refused = |error: TokenError| refuse(config, &error);
-    let token = bearer(headers).map_err(refused)?;
-    if let Some(grant) = config.cache.get(token, now) {
-        return Ok(grant);
+    let (scheme, token) =
+        credentials(headers, config.dpop.is_some()).map_err(|e| refuse(config, &e, None))?;
+    let proof = match (&config.dpop, scheme) {
+        (Some(dpop), Scheme::Dpop) => {
+            let target = Target {
+                method,
+                origin: config.metadata.origin(),
+                path,
+                token,
+            };
+            Some(
+                dpop::check_proof(dpop, headers, &target, SystemTime::now())
+                    .map_err(|e| refuse_dpop(config, &e))?,
+            )
+        }
+        _ => None,
+    };
+    let grant = match config.cache.get(token, now) {
+        Some(grant) => grant,
+        None => verify(config, token, now)
+            .await
+            .map_err(|e| refuse(config, &e, Some(scheme)))?,
+    };
+    let mut next_nonce = None;
+    if let Some(dpop) = &config.dpop {
+        match (proof, &grant.jkt) {
+            (None, Some(_)) => return Err(refuse_dpop(config, &DpopError::BoundAsBearer)),
+            (None, None) if dpop.is_required() => {
+                return Err(refuse_dpop(config, &DpopError::BearerRefused));
+            }
+            (None, None) => {}
+            (Some(_), None) => return Err(refuse_dpop(config, &DpopError::NotBound)),
+            (Some(proof), Some(jkt)) => {
+                if proof.jkt != *jkt {
+                    return Err(refuse_dpop(config, &DpopError::KeyMismatch));
+                }
+                if !dpop.first_use(&proof).await {
+                    return Err(refuse_dpop(config, &DpopError::Replayed));
+                }
+                next_nonce = proof.next_nonce;
+            }
+        }
     }
-    let verified = config.verifier.verify(token).await.map_err(refused)?;
+    Ok(Authenticated {
+        grant,
+        scheme,
+        next_nonce,
+    })
+}
+
+/// Verifies `token` and caches what it grants.
+async fn verify(config: &Config, token: &str, now: Instant) -> Result<Arc<Grant>, TokenError> {
+    let verified = config.verifier.verify(token).await?;
     let expires = verified.expires_at.map(|at| {
         let left = at.duration_since(SystemTime::now()).unwrap_or_default();
         now + left
@@ -379,7 +522,7 @@ async fn authenticate(
         .required()
         .iter()
         .any(|r| !verified.has_scope(r));
-    tracing::debug!(subject = %verified.subject, scopes = ?verified.scopes, "bearer token accepted");
+    tracing::debug!(subject = %verified.subject, scopes = ?verified.scopes, bound = verified.jkt.is_some(), "access token accepted");
     let grant = Arc::new(Grant {
         principal: Principal(verified.subject),
         access: Access(Arc::new(Granted {
@@ -387,17 +530,20 @@ async fn authenticate(
             policy: config.policy.clone(),
         })),
         missing_server_scope,
+        jkt: verified.jkt,
     });
     config.cache.insert(token, grant.clone(), expires, now);
     Ok(grant)
 }
 
-fn refuse(config: &Config, error: &TokenError) -> Response<Full<Bytes>> {
+/// The refusal of `error`; `scheme`, the scheme the token came with (`None`: no usable
+/// token), decides which challenge carries the error when DPoP is on.
+fn refuse(config: &Config, error: &TokenError, scheme: Option<Scheme>) -> Response<Full<Bytes>> {
     if error.is_unavailable() {
         tracing::warn!(%error, "cannot verify a bearer token");
         return challenge::refusal(
             StatusCode::SERVICE_UNAVAILABLE,
-            None,
+            &[],
             INTERNAL_ERROR,
             "the authorization server is unavailable; try again later",
             None,
@@ -406,16 +552,76 @@ fn refuse(config: &Config, error: &TokenError) -> Response<Full<Bytes>> {
     tracing::debug!(%error, "bearer token refused");
     let message = error.to_string();
     let invalid = error.token_given().then_some(message.as_str());
-    let challenge = challenge::unauthorized(
+    let challenges = match (&config.dpop, scheme) {
+        (None, _) => vec![bearer_challenge(config, invalid)],
+        // The error goes on the DPoP challenge when the token came with that scheme, or
+        // when plain bearer tokens are refused anyway.
+        (Some(dpop), scheme) if scheme == Some(Scheme::Dpop) || dpop.is_required() => challenges(
+            config,
+            invalid.map(|description| ("invalid_token", description)),
+            invalid.is_none(),
+        ),
+        (Some(_), _) => {
+            let mut all = Vec::new();
+            if let Some(description) = invalid {
+                all.push(bearer_challenge(config, Some(description)));
+            }
+            all.extend(challenges(config, None, invalid.is_none()));
+            all
+        }
+    };
+    unauthorized(config, &challenges, &message)
+}
+
+/// The `Bearer` challenge of a `401`.
+fn bearer_challenge(config: &Config, invalid: Option<&str>) -> String {
+    challenge::unauthorized(
         &config.metadata_url,
         config.challenge_scope.as_deref(),
         invalid,
-    );
-    challenge::refusal(
+    )
+}
+
+/// With DPoP on: the `DPoP` challenge (with `error`, if any), then a plain `Bearer` one
+/// when `bearer` and plain bearer tokens are still accepted.
+fn challenges(config: &Config, error: Option<(&str, &str)>, bearer: bool) -> Vec<String> {
+    let mut all = vec![challenge::dpop(
+        &config.metadata_url,
+        config.challenge_scope.as_deref(),
+        &config.dpop_algs,
+        error,
+    )];
+    if bearer && !config.dpop.as_ref().is_some_and(DpopConfig::is_required) {
+        all.push(bearer_challenge(config, None));
+    }
+    all
+}
+
+/// The refusal of a DPoP request: the `DPoP` challenge carries the error.
+fn refuse_dpop(config: &Config, error: &DpopError) -> Response<Full<Bytes>> {
+    tracing::debug!(%error, "DPoP request refused");
+    let message = error.to_string();
+    let challenges = challenges(config, Some((error.error_code(), &message)), false);
+    unauthorized(config, &challenges, &message)
+}
+
+/// A `401` with `challenges`, and a fresh `DPoP-Nonce` when nonces are on.
+fn unauthorized(config: &Config, challenges: &[String], message: &str) -> Response<Full<Bytes>> {
+    let mut response = challenge::refusal(
         StatusCode::UNAUTHORIZED,
-        Some(&challenge),
+        challenges,
         UNAUTHORIZED,
         &format!("Unauthorized: {message}"),
         None,
-    )
+    );
+    if let Some(nonce) = config
+        .dpop
+        .as_ref()
+        .filter(|d| d.nonces())
+        .and_then(|d| d.fresh_nonce(SystemTime::now()))
+        && let Ok(value) = HeaderValue::from_str(&nonce)
+    {
+        response.headers_mut().insert(DPOP_NONCE, value);
+    }
+    response
 }

@@ -32,6 +32,10 @@ pub struct ProtectedResourceMetadata {
     resource_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     resource_documentation: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dpop_signing_alg_values_supported: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    dpop_bound_access_tokens_required: bool,
     #[serde(skip)]
     origin: String,
     #[serde(skip)]
@@ -63,6 +67,8 @@ impl ProtectedResourceMetadata {
             bearer_methods_supported: vec!["header".to_owned()],
             resource_name: None,
             resource_documentation: None,
+            dpop_signing_alg_values_supported: Vec::new(),
+            dpop_bound_access_tokens_required: false,
             origin,
             path,
         })
@@ -97,6 +103,21 @@ impl ProtectedResourceMetadata {
     pub fn resource_documentation(mut self, url: impl Into<String>) -> Self {
         self.resource_documentation = Some(url.into());
         self
+    }
+
+    /// The DPoP proof algorithms accepted (`dpop_signing_alg_values_supported`) and whether
+    /// DPoP-bound tokens are required (`dpop_bound_access_tokens_required`, RFC 9449 §5.2).
+    /// [`AuthLayerBuilder::dpop`](super::AuthLayerBuilder::dpop) sets them.
+    #[must_use]
+    pub fn dpop(mut self, algorithms: Vec<String>, required: bool) -> Self {
+        self.dpop_signing_alg_values_supported = algorithms;
+        self.dpop_bound_access_tokens_required = required;
+        self
+    }
+
+    /// The resource's origin (`scheme://host[:port]`).
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The resource URI.

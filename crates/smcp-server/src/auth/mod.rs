@@ -1,5 +1,5 @@
 //! OAuth 2.1 protected resource (`basic/authorization/`), feature `auth`: the MCP endpoint
-//! behind bearer tokens.
+//! behind bearer tokens, optionally DPoP-bound.
 //!
 //! | module | responsibility |
 //! |---|---|
@@ -10,7 +10,8 @@
 //! | `cache` | validated tokens until they expire, bounded |
 //! | `metadata` | [`ProtectedResourceMetadata`] (RFC 9728) |
 //! | `scopes` | [`ScopePolicy`]: scopes per server, method and tool; hiding tools from `tools/list` |
-//! | `challenge` | the `WWW-Authenticate` challenges and refusal bodies |
+//! | `dpop` | [`DpopConfig`]: DPoP-bound tokens (RFC 9449): proof checks, the RFC 7638 thumbprint, stateless nonces, `jti` replay through a [`ReplayGuard`](crate::mrtr::ReplayGuard) |
+//! | `challenge` | the `WWW-Authenticate` challenges (`Bearer`, `DPoP`) and refusal bodies |
 //! | `layer` | [`AuthLayer`]: the tower layer in front of the endpoint |
 //!
 //! The layer depends on the core's access seam ([`crate::core::access`]) and nothing in
@@ -19,6 +20,7 @@
 mod cache;
 mod challenge;
 mod discovery;
+mod dpop;
 mod fetch;
 mod introspection;
 mod jwt;
@@ -30,7 +32,11 @@ mod verifier;
 
 pub use crate::core::access::{INSUFFICIENT_SCOPE, InsufficientScope};
 pub use challenge::UNAUTHORIZED;
+pub use dpop::{
+    DPOP, DPOP_NONCE, DpopConfig, DpopConfigBuilder, DpopError, thumbprint as jwk_thumbprint,
+};
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
+pub use jsonwebtoken::Algorithm;
 pub use jsonwebtoken::jwk::JwkSet;
 pub use jwt::{AuthConfigError, JwtVerifier, JwtVerifierBuilder};
 pub use layer::{AuthBody, AuthLayer, AuthLayerBuilder, AuthService};

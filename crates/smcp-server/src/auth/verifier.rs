@@ -23,6 +23,10 @@ pub struct VerifiedToken {
     pub client_id: Option<String>,
     /// When the token expires (`exp`); `None` when it carries none (introspection only).
     pub expires_at: Option<SystemTime>,
+    /// The key the token is bound to (`cnf.jkt`, RFC 9449 §6): the RFC 7638 thumbprint of
+    /// the client's DPoP key. A bound token is accepted only with the `DPoP` scheme and a
+    /// proof signed by that key.
+    pub jkt: Option<String>,
 }
 
 impl VerifiedToken {
@@ -116,6 +120,7 @@ impl TokenError {
 ///                 audience: vec!["https://mcp.example/mcp".into()],
 ///                 client_id: None,
 ///                 expires_at: None,
+///                 jkt: None,
 ///             })
 ///         })
 ///     }

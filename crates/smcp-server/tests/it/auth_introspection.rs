@@ -53,6 +53,7 @@ async fn introspection_endpoint() -> (String, Arc<Mutex<Vec<String>>>) {
                     "good" => json!({"active": true, "sub": "alice", "iss": ISSUER, "aud": [RESOURCE], "scope": "mcp files", "exp": now() + 600, "client_id": "app"}),
                     "elsewhere" => json!({"active": true, "sub": "alice", "iss": ISSUER, "aud": "https://other.example/mcp", "exp": now() + 600}),
                     "foreign-iss" => json!({"active": true, "sub": "alice", "iss": "https://evil.example", "aud": RESOURCE, "exp": now() + 600}),
+                    "bound" => json!({"active": true, "sub": "alice", "iss": ISSUER, "aud": RESOURCE, "exp": now() + 600, "cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}),
                     "stale" => json!({"active": true, "sub": "alice", "iss": ISSUER, "aud": RESOURCE, "exp": now() - 600}),
                     _ => json!({"active": false}),
                 };
@@ -81,6 +82,13 @@ async fn introspection_accepts_active_tokens_for_this_resource_only() {
     assert_eq!(ok.subject, "alice");
     assert_eq!(ok.scopes, ["mcp", "files"]);
     assert_eq!(ok.client_id.as_deref(), Some("app"));
+    assert_eq!(ok.jkt, None);
+    let bound = verifier.verify("bound").await.unwrap();
+    assert_eq!(
+        bound.jkt.as_deref(),
+        Some("0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"),
+        "cnf.jkt of the introspection answer"
+    );
     assert_eq!(
         seen.lock().unwrap()[0],
         "token=good&token_type_hint=access_token"

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use anyhow::Context as _;
 #[cfg(feature = "auth")]
 use smcp_server::auth::{
-    AuthLayer, IntrospectionVerifier, JwtVerifier, ProtectedResourceMetadata, ScopePolicy,
-    TokenVerifier,
+    AuthLayer, DpopConfig, IntrospectionVerifier, JwtVerifier, ProtectedResourceMetadata,
+    ScopePolicy, TokenVerifier,
 };
 use smcp_server::http::Endpoint;
+use smcp_server::mrtr::ReplayGuard;
 use smcp_server::{Drained, ServeOptions};
 use tokio::net::TcpListener;
 
@@ -68,6 +69,20 @@ pub(crate) struct AuthArgs {
     /// address than the one it listens on (a proxy, 0.0.0.0). Default: the listen URL + /mcp.
     #[arg(long, value_name = "URL", env = "SMCPD_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Accept DPoP-bound access tokens (RFC 9449): `Authorization: DPoP` with a `DPoP`
+    /// proof. Plain bearer tokens are still accepted unless --auth-dpop-required. With
+    /// --redis, a proof's `jti` is refused on replay across instances.
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop: bool,
+    /// Refuse plain bearer tokens: every request needs a DPoP-bound token and a proof
+    /// (implies --auth-dpop).
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop_required: bool,
+    /// Require a server nonce in DPoP proofs (implies --auth-dpop). The nonce key comes
+    /// from SMCPD_AUTH_DPOP_NONCE_KEY (at least 32 bytes, the same on every instance; never
+    /// a flag); without it, a random key per process.
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop_nonce: bool,
 }
 
 /// Without the feature: no flags.
@@ -98,14 +113,47 @@ impl AuthArgs {
         self.auth_issuer.is_some()
     }
 
-    /// The guard of the endpoint at `url` (the resource, unless `--public-url`).
-    pub(crate) async fn guard(&self, url: &str) -> anyhow::Result<Guard> {
+    /// The guard of the endpoint at `url` (the resource, unless `--public-url`); `replay`,
+    /// the replay guard the instances share, if any.
+    pub(crate) async fn guard(
+        &self,
+        url: &str,
+        replay: Option<Arc<dyn ReplayGuard>>,
+    ) -> anyhow::Result<Guard> {
         let resource = self.public_url.as_deref().unwrap_or(url);
-        Ok(Guard(self.layer(resource).await?))
+        Ok(Guard(self.layer(resource, replay).await?))
+    }
+
+    /// The DPoP settings of `--auth-dpop*`, `None` when DPoP is off.
+    fn dpop(&self, replay: Option<Arc<dyn ReplayGuard>>) -> anyhow::Result<Option<DpopConfig>> {
+        if !(self.auth_dpop || self.auth_dpop_required || self.auth_dpop_nonce) {
+            return Ok(None);
+        }
+        let mut builder = DpopConfig::builder().required(self.auth_dpop_required);
+        if self.auth_dpop_nonce {
+            let key = match std::env::var("SMCPD_AUTH_DPOP_NONCE_KEY") {
+                Ok(key) => key.into_bytes(),
+                Err(_) => {
+                    tracing::warn!(
+                        "--auth-dpop-nonce without SMCPD_AUTH_DPOP_NONCE_KEY: a random nonce key; other instances will not accept this one's nonces"
+                    );
+                    smcp_server::keys::random_hex::<32>()?.into_bytes()
+                }
+            };
+            builder = builder.require_nonce(key);
+        }
+        if let Some(replay) = replay {
+            builder = builder.replay_guard_arc(replay);
+        }
+        Ok(Some(builder.build().context("--auth-dpop")?))
     }
 
     /// The layer, when --auth-issuer is given; `resource` is the endpoint's URL.
-    async fn layer(&self, resource: &str) -> anyhow::Result<Option<AuthLayer>> {
+    async fn layer(
+        &self,
+        resource: &str,
+        replay: Option<Arc<dyn ReplayGuard>>,
+    ) -> anyhow::Result<Option<AuthLayer>> {
         let Some(issuer) = &self.auth_issuer else {
             return Ok(None);
         };
@@ -171,13 +219,15 @@ impl AuthArgs {
             .authorization_server(issuer)
             .scopes_supported(supported)
             .resource_name("smcpd");
-        tracing::info!(%issuer, %resource, "authorization on: bearer tokens required");
-        Ok(Some(
-            AuthLayer::builder_arc(verifier, metadata)
-                .scopes(policy.build())
-                .protect_only("/mcp")
-                .build(),
-        ))
+        let dpop = self.dpop(replay)?;
+        tracing::info!(%issuer, %resource, dpop = dpop.is_some(), dpop_required = self.auth_dpop_required, "authorization on: access tokens required");
+        let mut layer = AuthLayer::builder_arc(verifier, metadata)
+            .scopes(policy.build())
+            .protect_only("/mcp");
+        if let Some(dpop) = dpop {
+            layer = layer.dpop(dpop);
+        }
+        Ok(Some(layer.build()))
     }
 }
 
@@ -211,7 +261,11 @@ impl AuthArgs {
     }
 
     /// No guard.
-    pub(crate) async fn guard(&self, _url: &str) -> anyhow::Result<Guard> {
+    pub(crate) async fn guard(
+        &self,
+        _url: &str,
+        _replay: Option<std::sync::Arc<dyn smcp_server::mrtr::ReplayGuard>>,
+    ) -> anyhow::Result<Guard> {
         Ok(Guard())
     }
 }

@@ -33,7 +33,7 @@ pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {
         }
     };
     let url = format!("{scheme}://{addr}/mcp");
-    let guard = cli.auth.guard(&url).await?;
+    let guard = cli.auth.guard(&url, app.shared.replay_guard()).await?;
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {url}");

@@ -58,6 +58,8 @@ pub(crate) struct App {
     pub(crate) server: smcp_server::Server,
     /// The operations listener (`--metrics-listen`).
     ops: Option<observe::Ops>,
+    /// The state shared with the other instances (`--redis`).
+    pub(crate) shared: redis::Shared,
 }
 
 impl App {
@@ -95,7 +97,11 @@ impl App {
         shared.observe(&server);
         files.observe(&server);
         let ops = observed.start(&cli.observe, &server).await?;
-        Ok(Self { server, ops })
+        Ok(Self {
+            server,
+            ops,
+            shared,
+        })
     }
 
     /// Whether the operations listener runs (then readiness turns 503 as soon as the drain

@@ -12,7 +12,8 @@ use smcp_server::core::health::HealthCheck;
 pub(crate) struct RedisArgs {
     /// Share state with the other instances of this deployment through Redis
     /// (`redis://[user:password@]host:port/[db]`): change notifications reach every
-    /// instance's listeners, single-use request states are redeemed once across instances,
+    /// instance's listeners, single-use request states (and DPoP proofs' jti, with
+    /// --auth-dpop) are redeemed once across instances,
     /// 2025-era sessions live there, and `toggle_extra` changes every instance's catalog.
     /// Without it, everything stays in this process.
     #[arg(long = "redis", value_name = "URL", env = "SMCPD_REDIS_URL")]
@@ -80,6 +81,14 @@ impl Shared {
             cluster.observe_bus_lag(server.metrics());
         }
     }
+
+    /// The replay guard every instance shares (`SET NX` in Redis), for ids that must be
+    /// used once across the deployment (DPoP proofs' `jti`); `None` without `--redis`.
+    pub(crate) fn replay_guard(&self) -> Option<Arc<dyn smcp_server::mrtr::ReplayGuard>> {
+        self.0
+            .as_ref()
+            .map(|cluster| Arc::new(smcp_redis::RedisReplayGuard::new(&cluster.redis)) as _)
+    }
 }
 
 #[cfg(not(feature = "redis"))]
@@ -105,4 +114,9 @@ impl Shared {
 
     /// Nothing to observe.
     pub(crate) fn observe(&self, _server: &smcp_server::Server) {}
+
+    /// No shared replay guard.
+    pub(crate) fn replay_guard(&self) -> Option<Arc<dyn smcp_server::mrtr::ReplayGuard>> {
+        None
+    }
 }

@@ -1,7 +1,8 @@
 //! The real `smcpd` binary with `--auth-issuer` pointing at a test authorization server on
 //! 127.0.0.1:0 (RFC 8414 metadata and a JWKS; keys generated per run): `401` without a
-//! token, `200` with one, the Protected Resource Metadata served; and the loud warning when
-//! it listens beyond loopback without authorization.
+//! token, `200` with one, the Protected Resource Metadata served; `--auth-dpop-required` with
+//! nonces (a plain bearer token refused, a bound token with a proof and the issued nonce
+//! accepted); and the loud warning when it listens beyond loopback without authorization.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -222,5 +223,126 @@ fn a_non_loopback_listener_without_auth_warns_loudly() {
         local.stderr.iter().all(|l| !l.contains("NO AUTHORIZATION")),
         "{:?}",
         local.stderr
+    );
+}
+
+/// A DPoP proof of `POST url` for `token`, signed by `key` (its public JWK in the header).
+fn dpop_proof(key: &Key, url: &str, token: &str, nonce: Option<&str>) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let ath = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(token.as_bytes()));
+    let mut claims = json!({
+        "jti": format!("{now}-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)),
+        "htm": "POST", "htu": url, "iat": now, "ath": ath,
+    });
+    if let Some(nonce) = nonce {
+        claims["nonce"] = json!(nonce);
+    }
+    let mut header = Header::new(Algorithm::ES256);
+    header.typ = Some("dpop+jwt".to_owned());
+    let mut jwk = key.jwk.clone();
+    jwk.common.key_id = None;
+    header.jwk = Some(jwk);
+    jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap()
+}
+
+async fn post_dpop(url: &str, token: &str, proof: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "server/discover")
+        .header("authorization", format!("DPoP {token}"))
+        .header("dpop", proof)
+        .body(discover().to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_dpop_required_binds_tokens_to_the_client_key() {
+    let key = key();
+    let client = self::key();
+    let issuer = authorization_server(key.jwk.clone()).await;
+    let smcpd = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--auth-issuer",
+        &issuer,
+        "--auth-dpop-required",
+        "--auth-dpop-nonce",
+    ]);
+    assert!(
+        smcpd
+            .stderr
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains("SMCPD_AUTH_DPOP_NONCE_KEY")),
+        "{:?}",
+        smcpd.stderr
+    );
+    let url = smcpd.url.clone();
+    let origin = url.trim_end_matches("/mcp");
+    let metadata_url = format!("{origin}/.well-known/oauth-protected-resource/mcp");
+    let algs = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA";
+
+    // A plain bearer token is refused.
+    let plain = token(&key, &issuer, &url, "mcp");
+    let refused = post(&url, Some(&plain)).await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"].to_str().unwrap(),
+        format!(
+            r#"DPoP error="invalid_token", error_description="this resource requires DPoP-bound access tokens", algs="{algs}", resource_metadata="{metadata_url}""#
+        )
+    );
+
+    // A bound token with a proof but no nonce gets one, and the retry passes.
+    let mut jwk = serde_json::to_value(&client.jwk).unwrap();
+    jwk.as_object_mut().unwrap().remove("kid");
+    let jkt = smcp_server::auth::jwk_thumbprint(&jwk).unwrap();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("k1".to_owned());
+    let claims =
+        json!({"sub": "alice", "iss": issuer, "aud": url, "exp": now + 600, "cnf": {"jkt": jkt}});
+    let bound = jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap();
+    let first = post_dpop(&url, &bound, &dpop_proof(&client, &url, &bound, None)).await;
+    assert_eq!(first.status(), 401);
+    assert!(
+        first.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .starts_with(r#"DPoP error="use_dpop_nonce""#)
+    );
+    let nonce = first.headers()["dpop-nonce"].to_str().unwrap().to_owned();
+    let retry = post_dpop(
+        &url,
+        &bound,
+        &dpop_proof(&client, &url, &bound, Some(&nonce)),
+    )
+    .await;
+    assert_eq!(retry.status(), 200);
+
+    let document: Value = reqwest::get(&metadata_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(document["dpop_bound_access_tokens_required"], true);
+    assert_eq!(
+        document["dpop_signing_alg_values_supported"],
+        json!(algs.split(' ').collect::<Vec<_>>())
     );
 }
