@@ -129,7 +129,7 @@ mod tests {
 /// "I need input before I can finish": what a handler returns (as
 /// `HandlerError::InputRequired`) to make the framework answer `InputRequiredResult`.
 ///
-/// [`Input::ask`] builds it for you; build it by hand for full control, e.g. a state-only
+/// [`Input::ask`](crate::mrtr::Input::ask) builds it for you; build it by hand for full control, e.g. a state-only
 /// result that asks the client to retry later (load shedding).
 ///
 /// # Examples

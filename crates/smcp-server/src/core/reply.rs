@@ -7,7 +7,7 @@
 //! the server was built — is spliced in after the result's members, so the common case costs
 //! one serialization of the result and nothing else. Every transport uses this writer.
 //!
-//! The earlier revisions' sessions (feature `legacy`) use it too, for their [`Era`]: their
+//! The earlier revisions' sessions (feature `legacy`) use it too, for their `Era`: their
 //! results are the same types without what only 2026-07-28 defines (`resultType`, `ttlMs`,
 //! `cacheScope`, the `serverInfo` entry of `_meta`). The writer leaves those out as it
 //! writes, so a session's reply costs what a 2026-07-28 one does.
