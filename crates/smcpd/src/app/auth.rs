@@ -12,6 +12,7 @@ use smcp_server::auth::{
     ScopePolicy, TokenVerifier,
 };
 use smcp_server::http::Endpoint;
+#[cfg(feature = "auth")]
 use smcp_server::mrtr::ReplayGuard;
 use smcp_server::{Drained, ServeOptions};
 use tokio::net::TcpListener;
