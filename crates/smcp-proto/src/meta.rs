@@ -54,7 +54,19 @@ pub enum MetaError {
     /// `_meta` is not JSON the full parser accepts (say, a lone surrogate escape).
     #[error("\"params._meta\" is not valid JSON: {0}")]
     Malformed(String),
+    /// An object in `_meta` has a member named like one of `serde_json`'s private markers
+    /// (`$serde_json::private::RawValue`, `$serde_json::private::Number`). `serde_json::Value`
+    /// reads such an object as something else (the marked string re-parsed as JSON), so two
+    /// readers of the same `_meta` could disagree on what it says: it is refused instead.
+    #[error("\"params._meta\" has a member named {0:?}, a name reserved by the JSON parser")]
+    ReservedName(&'static str),
 }
+
+/// The member names `serde_json` treats as its own markers rather than as data.
+const RESERVED_NAMES: [&str; 2] = [
+    "$serde_json::private::RawValue",
+    "$serde_json::private::Number",
+];
 
 impl<'a> MetaView<'a> {
     /// Reads the view. `Err` when `_meta` is not a JSON object, or when the full parser
@@ -69,7 +81,69 @@ impl<'a> MetaView<'a> {
             serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
                 .map_err(|e| MetaError::Malformed(e.to_string()))?;
         }
+        // A reserved name is spelled with a `$`, or hidden behind an escape: without either,
+        // there is none to look for.
+        if memchr::memchr2(b'$', b'\\', json.as_bytes()).is_some() {
+            check_names(json)?;
+        }
         serde_json::from_str(json).map_err(|e| MetaError::Malformed(e.to_string()))
+    }
+}
+
+/// Refuses a reserved member name at any depth (names compared after unescaping).
+fn check_names(json: &str) -> Result<(), MetaError> {
+    struct Names(Option<&'static str>);
+    impl<'de> de::DeserializeSeed<'de> for &mut Names {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> de::Visitor<'de> for &mut Names {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(name) = map.next_key::<Cow<'de, str>>()? {
+                if let Some(reserved) = RESERVED_NAMES.iter().find(|r| **r == name) {
+                    self.0 = Some(reserved);
+                    return Err(de::Error::custom("reserved member name"));
+                }
+                map.next_value_seed(&mut *self)?;
+            }
+            Ok(())
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(&mut *self)?.is_some() {}
+            Ok(())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    }
+    let mut names = Names(None);
+    let mut de = serde_json::Deserializer::from_str(json);
+    let read = de::DeserializeSeed::deserialize(&mut names, &mut de);
+    match (read, names.0) {
+        (_, Some(reserved)) => Err(MetaError::ReservedName(reserved)),
+        (Ok(()), None) => Ok(()),
+        (Err(e), None) => Err(MetaError::Malformed(e.to_string())),
     }
 }
 
@@ -214,6 +288,39 @@ mod tests {
         assert!(MetaView::parse(&raw).is_ok());
         let raw = RawValue::from_string("[]".to_owned()).unwrap();
         assert_eq!(MetaView::parse(&raw).unwrap_err(), MetaError::NotAnObject);
+    }
+
+    #[test]
+    fn serde_json_marker_names_are_refused_at_any_depth() {
+        for (bad, name) in [
+            (
+                r#"{"$serde_json::private::RawValue":82}"#,
+                RESERVED_NAMES[0],
+            ),
+            (
+                r#"{"$serde_json::private::RawValue":"{\"a\":1}"}"#,
+                RESERVED_NAMES[0],
+            ),
+            (
+                r#"{"a":[{"b":{"\u0024serde_json::private::Number":"1"}}]}"#,
+                RESERVED_NAMES[1],
+            ),
+        ] {
+            let raw = RawValue::from_string(bad.to_owned()).unwrap();
+            assert_eq!(
+                MetaView::parse(&raw).unwrap_err(),
+                MetaError::ReservedName(name),
+                "{bad}"
+            );
+        }
+        // Names that only resemble them, and `$` in values, are data.
+        for good in [
+            r#"{"$serde_json::private::RawValueX":1,"a":"$serde_json::private::Number"}"#,
+            r#"{"\u0061":"\u0024"}"#,
+        ] {
+            let raw = RawValue::from_string(good.to_owned()).unwrap();
+            assert!(MetaView::parse(&raw).is_ok(), "{good}");
+        }
     }
 
     #[test]
