@@ -52,8 +52,12 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(MetaError::ReservedName(name)) => {
             let mut names = Vec::new();
-            let _ = serde_json::Deserializer::from_str(raw.get()).deserialize_any(Names(&mut names));
-            assert!(names.iter().any(|n| n == name), "{name} refused but not in {names:?}");
+            let _ =
+                serde_json::Deserializer::from_str(raw.get()).deserialize_any(Names(&mut names));
+            assert!(
+                names.iter().any(|n| n == name),
+                "{name} refused but not in {names:?}"
+            );
         }
         Err(MetaError::NotAnObject) => {
             assert!(!matches!(full, Ok(Value::Object(_))), "an object refused");
