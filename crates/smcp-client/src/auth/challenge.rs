@@ -1,17 +1,18 @@
-//! `WWW-Authenticate: Bearer …` parsing (RFC 6750 §3, RFC 9728 §5.1).
+//! `WWW-Authenticate: Bearer …` and `DPoP …` parsing (RFC 6750 §3, RFC 9449 §7.1, RFC 9728
+//! §5.1).
 //!
 //! A header may hold several challenges (`Basic realm="x", Bearer scope="a b"`) and several
-//! header lines; only the `Bearer` one is read. Values may be quoted (with `\"` escapes) or
-//! bare tokens.
+//! header lines; the first `Bearer` or `DPoP` one is read (both carry the same parameters).
+//! Values may be quoted (with `\"` escapes) or bare tokens.
 
-/// The parameters of a `Bearer` challenge that the flow uses.
+/// The parameters of a `Bearer` (or `DPoP`) challenge that the flow uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BearerChallenge {
     /// `resource_metadata`: where the Protected Resource Metadata is.
     pub resource_metadata: Option<String>,
     /// `scope`: the scopes the request needs (space-separated).
     pub scope: Option<String>,
-    /// `error`: `invalid_token`, `insufficient_scope`…
+    /// `error`: `invalid_token`, `insufficient_scope`, `use_dpop_nonce`…
     pub error: Option<String>,
 }
 
@@ -65,7 +66,7 @@ pub(crate) fn parse(header: &str) -> Option<BearerChallenge> {
             if in_bearer {
                 break;
             }
-            in_bearer = token.eq_ignore_ascii_case("bearer");
+            in_bearer = token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
             if in_bearer {
                 found = Some(BearerChallenge::default());
             }
@@ -126,6 +127,14 @@ mod tests {
         assert!(parse(r#"Basic realm="x""#).is_none());
         let c = BearerChallenge::from_headers([r#"Basic realm="r""#, "bearer scope=x"]);
         assert_eq!(c.and_then(|c| c.scope).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn dpop_challenges_are_read_too() {
+        let c = parse(r#"DPoP error="use_dpop_nonce", resource_metadata="http://h/prm""#)
+            .unwrap_or_default();
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://h/prm"));
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub(crate) struct ServerMetadata {
     pub(crate) client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
+    /// RFC 9449 §5.1: the JWS algorithms the server accepts in DPoP proofs.
+    #[serde(default)]
+    pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
@@ -46,6 +49,13 @@ impl ServerMetadata {
         self.token_endpoint_auth_methods_supported
             .clone()
             .unwrap_or_else(|| vec!["client_secret_basic".to_owned()])
+    }
+
+    /// Whether the server accepts DPoP proofs signed with `alg`.
+    pub(crate) fn offers_dpop(&self, alg: &str) -> bool {
+        self.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == alg))
     }
 
     /// Whether the server lists `scope` in `scopes_supported`.

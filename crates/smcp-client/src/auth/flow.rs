@@ -1,14 +1,83 @@
 //! The authorization code flow (with PKCE, `state`, `resource`, RFC 9207 `iss` checks), the
-//! refresh grant and the client credentials grant, for one discovered authorization server.
+//! refresh grant, the client credentials grant and the JWT bearer grants (workload identity;
+//! enterprise-managed authorization's ID-JAG), for one discovered authorization server.
 
 use std::collections::BTreeSet;
 
 use super::authorizer::AuthorizationResponse;
 use super::discovery::{ResourceMetadata, ServerMetadata};
+use super::dpop::Dpop;
+use super::grant::{EnterpriseIdp, Grant, ID_JAG_TYPE, ID_TOKEN_TYPE, JWT_BEARER, TOKEN_EXCHANGE};
 use super::pkce::{Pkce, random_token};
 use super::registration::register;
 use super::store::{ClientRegistration, StoredTokens};
-use super::{AuthError, OAuthConfig, token};
+use super::token::Endpoint;
+use super::{AuthError, OAuthConfig, Secret};
+
+/// The token endpoint of `meta`, with the session's DPoP and assertion keys.
+pub(crate) fn endpoint<'a>(
+    http: &'a reqwest::Client,
+    config: &'a OAuthConfig,
+    meta: &'a ServerMetadata,
+    dpop: Option<&'a Dpop>,
+) -> Endpoint<'a> {
+    Endpoint {
+        http,
+        url: &meta.token_endpoint,
+        issuer: &meta.issuer,
+        dpop,
+        assertion_signer: config.assertion_signer.as_deref(),
+    }
+}
+
+/// Enterprise-managed authorization, step one: the user's ID token exchanged at the identity
+/// provider for an ID-JAG naming the MCP server's authorization server and resource.
+async fn id_jag(
+    http: &reqwest::Client,
+    idp: &EnterpriseIdp,
+    audience: &str,
+    resource: &str,
+    scope: Option<&str>,
+) -> Result<Secret, AuthError> {
+    let id_token = idp.id_token.assertion().await?;
+    let mut params = vec![
+        ("grant_type", TOKEN_EXCHANGE.to_owned()),
+        ("requested_token_type", ID_JAG_TYPE.to_owned()),
+        ("audience", audience.to_owned()),
+        ("resource", resource.to_owned()),
+        ("subject_token", id_token.expose().to_owned()),
+        ("subject_token_type", ID_TOKEN_TYPE.to_owned()),
+    ];
+    if let Some(s) = scope {
+        params.push(("scope", s.to_owned()));
+    }
+    let client = ClientRegistration {
+        client_id: idp.client_id.clone(),
+        client_secret: idp.client_secret.clone(),
+        auth_method: if idp.client_secret.is_some() {
+            "client_secret_basic"
+        } else {
+            "none"
+        }
+        .to_owned(),
+    };
+    let endpoint = Endpoint {
+        http,
+        url: &idp.token_endpoint,
+        issuer: &idp.token_endpoint,
+        dpop: None,
+        assertion_signer: None,
+    };
+    let issued = endpoint.post(Some(&client), &params).await?;
+    match issued.issued_token_type.as_deref() {
+        Some(ID_JAG_TYPE) => Ok(Secret::new(issued.access_token)),
+        other => Err(AuthError::BadMetadata {
+            document: "identity provider's token exchange response",
+            field: "issued_token_type",
+            problem: format!("is {other:?}, not {ID_JAG_TYPE}"),
+        }),
+    }
+}
 
 /// The scope string to request: the set (space-joined) plus `offline_access` when the server
 /// lists it and the client wants refresh tokens; `None` (omitted) for an empty set.
@@ -71,33 +140,64 @@ pub(crate) async fn authorize(
     meta: &ServerMetadata,
     client: Option<ClientRegistration>,
     scopes: &BTreeSet<String>,
+    dpop: Option<&Dpop>,
 ) -> Result<StoredTokens, AuthError> {
     let scope = scope_param(
         scopes,
         meta,
-        config.offline_access && !config.client_credentials,
+        config.offline_access && config.grant.is_interactive(),
     );
-    if config.client_credentials {
-        let client = match client {
-            Some(c) => c,
-            None => register(http, config, meta, None, scope.as_deref()).await?,
-        };
-        let mut params = vec![
-            ("grant_type", "client_credentials".to_owned()),
-            ("resource", prm.resource.clone()),
-        ];
+    let token = endpoint(http, config, meta, dpop);
+    let with_scope = |mut params: Vec<(&'static str, String)>| {
+        params.push(("resource", prm.resource.clone()));
         if let Some(s) = &scope {
             params.push(("scope", s.clone()));
         }
-        return token::request(
-            http,
-            &meta.token_endpoint,
-            &meta.issuer,
-            &client,
-            params,
-            scope.as_deref(),
-        )
-        .await;
+        params
+    };
+    match &config.grant {
+        Grant::AuthorizationCode => {}
+        Grant::ClientCredentials => {
+            let client = match client {
+                Some(c) => c,
+                None => register(http, config, meta, None, scope.as_deref()).await?,
+            };
+            let params = with_scope(vec![("grant_type", "client_credentials".to_owned())]);
+            return token.request(Some(&client), params, scope.as_deref()).await;
+        }
+        Grant::WorkloadIdentity(source) => {
+            // Client authentication is optional in this grant (RFC 7523 §3.1): a
+            // pre-registered client authenticates, else none is sent. No registration.
+            let client = match client {
+                Some(c) => Some(c),
+                None if config.client_id.is_some() => {
+                    Some(register(http, config, meta, None, scope.as_deref()).await?)
+                }
+                None => None,
+            };
+            let assertion = source.assertion().await?;
+            let params = with_scope(vec![
+                ("grant_type", JWT_BEARER.to_owned()),
+                ("assertion", assertion.expose().to_owned()),
+            ]);
+            tracing::info!(issuer = %meta.issuer, "JWT bearer grant (workload identity)");
+            return token
+                .request(client.as_ref(), params, scope.as_deref())
+                .await;
+        }
+        Grant::Enterprise(idp) => {
+            let client = match client {
+                Some(c) => c,
+                None => register(http, config, meta, None, scope.as_deref()).await?,
+            };
+            let jag = id_jag(http, idp, &meta.issuer, &prm.resource, scope.as_deref()).await?;
+            let params = with_scope(vec![
+                ("grant_type", JWT_BEARER.to_owned()),
+                ("assertion", jag.expose().to_owned()),
+            ]);
+            tracing::info!(issuer = %meta.issuer, "JWT bearer grant (enterprise-managed, ID-JAG)");
+            return token.request(Some(&client), params, scope.as_deref()).await;
+        }
     }
     let authorizer = config.authorizer.as_ref().ok_or_else(|| {
         AuthError::Config(
@@ -156,23 +256,18 @@ pub(crate) async fn authorize(
         ("code_verifier", pkce.verifier.clone()),
         ("resource", prm.resource.clone()),
     ];
-    token::request(
-        http,
-        &meta.token_endpoint,
-        &meta.issuer,
-        &client,
-        params,
-        scope.as_deref(),
-    )
-    .await
+    token.request(Some(&client), params, scope.as_deref()).await
 }
 
-/// The refresh grant; keeps the old refresh token when the server sends none.
+/// The refresh grant (with a proof of the same key when DPoP is on: a bound refresh token
+/// needs it); keeps the old refresh token when the server sends none.
 pub(crate) async fn refresh(
     http: &reqwest::Client,
+    config: &OAuthConfig,
     prm: &ResourceMetadata,
     meta: &ServerMetadata,
     old: &StoredTokens,
+    dpop: Option<&Dpop>,
 ) -> Result<StoredTokens, AuthError> {
     let (Some(rt), Some(client)) = (&old.refresh_token, &old.client) else {
         return Err(AuthError::Token {
@@ -185,15 +280,9 @@ pub(crate) async fn refresh(
         ("refresh_token", rt.expose().to_owned()),
         ("resource", prm.resource.clone()),
     ];
-    let mut fresh = token::request(
-        http,
-        &meta.token_endpoint,
-        &meta.issuer,
-        client,
-        params,
-        old.scope.as_deref(),
-    )
-    .await?;
+    let mut fresh = endpoint(http, config, meta, dpop)
+        .request(Some(client), params, old.scope.as_deref())
+        .await?;
     if fresh.refresh_token.is_none() {
         fresh.refresh_token = old.refresh_token.clone();
     }

@@ -7,12 +7,15 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `challenge` | `WWW-Authenticate: Bearer` parsing ([`BearerChallenge`]) |
+//! | `challenge` | `WWW-Authenticate: Bearer` and `DPoP` parsing ([`BearerChallenge`]) |
 //! | `discovery` | Protected Resource Metadata, authorization server metadata, the URL orders, `resource` and `issuer` checks |
 //! | `registration` | pre-registered client → Client ID Metadata Document → Dynamic Client Registration |
 //! | `pkce` | S256 verifier/challenge, `state` |
-//! | `flow` | authorization code request, redirect checks (`state`, RFC 9207 `iss`), refresh, client credentials |
-//! | `token` | the token endpoint and its auth methods |
+//! | `flow` | authorization code request, redirect checks (`state`, RFC 9207 `iss`), refresh, client credentials, the JWT bearer grants |
+//! | `grant` | which grant; [`AssertionSource`] and [`EnterpriseIdp`] for workload identity and enterprise-managed authorization |
+//! | `token` | the token endpoint, its auth methods (`private_key_jwt` included), the DPoP nonce retry |
+//! | `jws` | [`JwtSigner`], [`KeySigner`]: the JWTs the client signs |
+//! | `dpop` | DPoP proofs and server nonces ([`DpopMode`]) |
 //! | `store` | [`TokenStore`], [`MemoryTokenStore`], [`FileTokenStore`] |
 //! | `authorizer` | [`Authorizer`] (the browser step), [`LoopbackAuthorizer`], [`HeadlessAuthorizer`] |
 //! | `session` | the per-client state and the retry logic wrapped around every request |
@@ -20,9 +23,12 @@
 mod authorizer;
 mod challenge;
 mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod flow;
+mod grant;
+mod jws;
 mod pkce;
 mod registration;
 mod secret;
@@ -37,7 +43,10 @@ pub use authorizer::{
     LoopbackAuthorizer,
 };
 pub use challenge::BearerChallenge;
+pub use dpop::DpopMode;
 pub use error::AuthError;
+pub use grant::{AssertionEnv, AssertionFile, AssertionSource, EnterpriseIdp};
+pub use jws::{JwtSigner, KeySigner};
 pub use secret::Secret;
 pub(crate) use store::now_secs;
 pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
@@ -70,7 +79,10 @@ pub struct OAuthConfig {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) offline_access: bool,
     pub(crate) max_step_ups: u32,
-    pub(crate) client_credentials: bool,
+    pub(crate) grant: grant::Grant,
+    pub(crate) dpop: DpopMode,
+    pub(crate) dpop_signer: Option<jws::Signer>,
+    pub(crate) assertion_signer: Option<jws::Signer>,
 }
 
 impl OAuthConfig {
@@ -87,7 +99,10 @@ impl OAuthConfig {
             store: Arc::new(MemoryTokenStore::new()),
             offline_access: true,
             max_step_ups: DEFAULT_MAX_STEP_UPS,
-            client_credentials: false,
+            grant: grant::Grant::AuthorizationCode,
+            dpop: DpopMode::Auto,
+            dpop_signer: None,
+            assertion_signer: None,
         })
     }
 }
@@ -161,9 +176,53 @@ impl OAuthConfigBuilder {
     }
 
     /// Machine-to-machine: the `client_credentials` grant with the pre-registered client id
-    /// and secret, no browser (the MCP `oauth-client-credentials` extension).
+    /// and its secret or assertion key, no browser (the MCP `oauth-client-credentials`
+    /// extension). `false` returns to the authorization code flow.
     pub fn client_credentials(mut self, on: bool) -> Self {
-        self.0.client_credentials = on;
+        self.0.grant = if on {
+            grant::Grant::ClientCredentials
+        } else {
+            grant::Grant::AuthorizationCode
+        };
+        self
+    }
+
+    /// Workload identity federation: the workload's JWT (from `source`, fetched anew for each
+    /// grant) in the JWT bearer grant (RFC 7523 §2.1), no browser. A failed grant is reported,
+    /// never retried with another grant. With a pre-registered client id it authenticates as
+    /// that client; without one it sends none.
+    pub fn workload_identity(mut self, source: impl AssertionSource) -> Self {
+        self.0.grant = grant::Grant::WorkloadIdentity(Arc::new(source));
+        self
+    }
+
+    /// Enterprise-managed authorization: the user's ID token exchanged at the enterprise
+    /// identity provider for an ID-JAG, which the MCP server's authorization server takes in
+    /// the JWT bearer grant (with this client's registration there), no browser.
+    pub fn enterprise_idp(mut self, idp: EnterpriseIdp) -> Self {
+        self.0.grant = grant::Grant::Enterprise(idp);
+        self
+    }
+
+    /// When to bind tokens to a key with DPoP (default [`DpopMode::Auto`]: when the
+    /// authorization server offers it).
+    pub fn dpop(mut self, mode: DpopMode) -> Self {
+        self.0.dpop = mode;
+        self
+    }
+
+    /// The DPoP key (default: an ES256 key generated per client and kept with its tokens).
+    /// Its [`JwtSigner::public_jwk`] must be `Some`.
+    pub fn dpop_signer(mut self, signer: impl JwtSigner) -> Self {
+        self.0.dpop_signer = Some(Arc::new(signer));
+        self
+    }
+
+    /// Authenticate to the token endpoint with `private_key_jwt` (RFC 7523 §2.2), assertions
+    /// signed by `signer` (e.g. [`KeySigner::from_pem`]); chosen over a client secret when the
+    /// server offers it.
+    pub fn client_assertion_signer(mut self, signer: impl JwtSigner) -> Self {
+        self.0.assertion_signer = Some(Arc::new(signer));
         self
     }
 

@@ -6,13 +6,19 @@ use serde_json::json;
 
 use super::discovery::ServerMetadata;
 use super::fetch::read_body;
+use super::grant::{Grant, JWT_BEARER};
 use super::store::ClientRegistration;
 use super::{AuthError, OAuthConfig, Secret};
 
-/// Picks the token endpoint auth method for a client with (or without) a secret.
-pub(crate) fn choose_auth_method(meta: &ServerMetadata, has_secret: bool) -> String {
+/// Picks the token endpoint auth method for a client with (or without) a secret or an
+/// assertion key: `private_key_jwt` when offered, then the secret methods, then `none`, and
+/// `private_key_jwt` again when the key is all the client has and `none` is not offered.
+pub(crate) fn choose_auth_method(meta: &ServerMetadata, has_secret: bool, has_key: bool) -> String {
     let supported = meta.auth_methods();
     let has = |m: &str| supported.iter().any(|s| s == m);
+    if has_key && (has("private_key_jwt") || (!has_secret && !has("none"))) {
+        return "private_key_jwt".to_owned();
+    }
     if !has_secret {
         return "none".to_owned();
     }
@@ -80,7 +86,11 @@ pub(crate) async fn register(
             .as_deref()
             .is_none_or(|i| i == meta.issuer)
     {
-        let auth_method = choose_auth_method(meta, config.client_secret.is_some());
+        let auth_method = choose_auth_method(
+            meta,
+            config.client_secret.is_some(),
+            config.assertion_signer.is_some(),
+        );
         return Ok(ClientRegistration {
             client_id: id.clone(),
             client_secret: config.client_secret.clone(),
@@ -102,14 +112,16 @@ pub(crate) async fn register(
         });
     };
     let method = dcr_auth_method(meta);
-    let mut grant_types = vec!["authorization_code", "refresh_token"];
-    if config.client_credentials {
-        grant_types = vec!["client_credentials"];
-    }
+    let grant_types = match &config.grant {
+        Grant::AuthorizationCode => vec!["authorization_code", "refresh_token"],
+        Grant::ClientCredentials => vec!["client_credentials"],
+        Grant::WorkloadIdentity(_) | Grant::Enterprise(_) => vec![JWT_BEARER],
+    };
+    let interactive = config.grant.is_interactive();
     let mut body = json!({
         "client_name": config.client_name,
         "grant_types": grant_types,
-        "response_types": if config.client_credentials { vec![] } else { vec!["code"] },
+        "response_types": if interactive { vec!["code"] } else { vec![] },
         "token_endpoint_auth_method": method,
         "application_type": application_type(redirect_uri),
     });
@@ -139,7 +151,9 @@ pub(crate) async fn register(
         .map_err(|e| fail(format!("not a client registration response: {e}")))?;
     let auth_method = match r.token_endpoint_auth_method {
         Some(m) => m,
-        None if r.client_secret.is_some() && method == "none" => choose_auth_method(meta, true),
+        None if r.client_secret.is_some() && method == "none" => {
+            choose_auth_method(meta, true, false)
+        }
         None => method.to_owned(),
     };
     tracing::info!(issuer = %meta.issuer, %auth_method, "registered (dynamic client registration)");
@@ -165,17 +179,39 @@ mod tests {
     #[test]
     fn auth_method_follows_what_the_server_offers() {
         assert_eq!(
-            choose_auth_method(&meta(&["client_secret_post"]), true),
+            choose_auth_method(&meta(&["client_secret_post"]), true, false),
             "client_secret_post"
         );
         assert_eq!(
-            choose_auth_method(&meta(&["client_secret_post", "client_secret_basic"]), true),
+            choose_auth_method(
+                &meta(&["client_secret_post", "client_secret_basic"]),
+                true,
+                false
+            ),
             "client_secret_basic"
         );
-        assert_eq!(choose_auth_method(&meta(&["none"]), true), "none");
+        assert_eq!(choose_auth_method(&meta(&["none"]), true, false), "none");
         assert_eq!(
-            choose_auth_method(&meta(&["client_secret_basic"]), false),
+            choose_auth_method(&meta(&["client_secret_basic"]), false, false),
             "none"
+        );
+        // A key: private_key_jwt when offered, or when there is no secret to fall back on.
+        assert_eq!(
+            choose_auth_method(
+                &meta(&["client_secret_basic", "private_key_jwt"]),
+                true,
+                true
+            ),
+            "private_key_jwt"
+        );
+        assert_eq!(
+            choose_auth_method(&meta(&["client_secret_basic"]), true, true),
+            "client_secret_basic"
+        );
+        assert_eq!(choose_auth_method(&meta(&["none"]), false, true), "none");
+        assert_eq!(
+            choose_auth_method(&meta(&["client_secret_basic"]), false, true),
+            "private_key_jwt"
         );
         assert_eq!(
             dcr_auth_method(&meta(&["none", "client_secret_basic"])),

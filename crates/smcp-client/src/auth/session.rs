@@ -11,15 +11,28 @@
 //!   what it needs) rather than starting its own.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use http::HeaderValue;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 
 use super::challenge::BearerChallenge;
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
+use super::dpop::{DPOP, Dpop, DpopMode};
+use super::jws::KeySigner;
 use super::store::{ClientRegistration, StoredTokens};
 use super::{AuthError, OAuthConfig, flow};
+
+/// Bound on DPoP nonce retries of one request to the MCP server (a server that hands out a
+/// new nonce on every answer cannot keep a request looping).
+const MAX_NONCE_RETRIES: u32 = 2;
+
+/// The access token to present, and the key it is bound to (DPoP), if any.
+#[derive(Debug, Clone)]
+pub(crate) struct Presented {
+    pub(crate) token: String,
+    pub(crate) dpop: Option<Arc<Dpop>>,
+}
 
 /// Refresh this long before the token's expiry.
 const EXPIRY_SKEW_SECS: u64 = 30;
@@ -40,6 +53,10 @@ impl State {
         self.tokens
             .as_ref()
             .map(|t| t.access_token.expose().to_owned())
+    }
+
+    fn is_dpop(&self) -> bool {
+        self.tokens.as_ref().is_some_and(StoredTokens::is_dpop)
     }
 
     fn refreshable(&self) -> bool {
@@ -67,6 +84,8 @@ pub(crate) struct OAuthSession {
     state: Mutex<State>,
     /// Single flight for discovery, refresh and the grant (see the module docs).
     flight: tokio::sync::Mutex<()>,
+    /// The DPoP key, made on first use (never held across an `.await`).
+    dpop: Mutex<Option<Arc<Dpop>>>,
 }
 
 fn scopes_of(s: Option<&str>) -> BTreeSet<String> {
@@ -89,7 +108,54 @@ impl OAuthSession {
             http: super::fetch::http_client(roots)?,
             state: Mutex::new(State::default()),
             flight: tokio::sync::Mutex::new(()),
+            dpop: Mutex::new(None),
         })
+    }
+
+    /// The DPoP key: the configured signer, else the one stored with the tokens, else a new
+    /// ES256 key.
+    fn dpop_key(&self) -> Result<Arc<Dpop>, AuthError> {
+        let mut slot = self.dpop.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(d) = slot.as_ref() {
+            return Ok(d.clone());
+        }
+        let stored = self
+            .state()
+            .tokens
+            .as_ref()
+            .and_then(|t| t.dpop_key.clone());
+        let dpop = match (&self.config.dpop_signer, stored) {
+            (Some(signer), _) => Dpop::new(signer.clone(), None)?,
+            (None, Some(key)) => Dpop::new(Arc::new(KeySigner::from_stored(&key)?), Some(key))?,
+            (None, None) => {
+                let signer = KeySigner::generate_es256()?;
+                let stored = signer.generated().cloned();
+                Dpop::new(Arc::new(signer), stored)?
+            }
+        };
+        let dpop = Arc::new(dpop);
+        *slot = Some(dpop.clone());
+        Ok(dpop)
+    }
+
+    /// The DPoP key to prove possession of at `meta`'s token endpoint, if DPoP is on for it:
+    /// always with [`DpopMode::Always`], when the server offers the key's algorithm with
+    /// [`DpopMode::Auto`].
+    fn dpop_for(&self, meta: &ServerMetadata) -> Result<Option<Arc<Dpop>>, AuthError> {
+        let alg = self
+            .config
+            .dpop_signer
+            .as_ref()
+            .map_or("ES256", |s| s.algorithm());
+        let on = match self.config.dpop {
+            DpopMode::Always => true,
+            DpopMode::Auto => meta.offers_dpop(alg),
+            DpopMode::Off => false,
+        };
+        if !on {
+            return Ok(None);
+        }
+        self.dpop_key().map(Some)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -114,7 +180,15 @@ impl OAuthSession {
         Ok(())
     }
 
-    fn save(&self, tokens: StoredTokens) -> Result<(), AuthError> {
+    fn save(&self, mut tokens: StoredTokens) -> Result<(), AuthError> {
+        if tokens.is_dpop() {
+            tokens.dpop_key = self
+                .dpop
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(|d| d.stored.clone());
+        }
         let mut state = self.state();
         if let Some(c) = &tokens.client {
             state.clients.insert(tokens.issuer.clone(), c.clone());
@@ -124,10 +198,23 @@ impl OAuthSession {
         Ok(())
     }
 
+    /// The token to present now (and its DPoP key when it is bound to one).
+    fn presented(&self) -> Result<Option<Presented>, AuthError> {
+        let (token, dpop) = {
+            let state = self.state();
+            (state.access_token(), state.is_dpop())
+        };
+        let Some(token) = token else {
+            return Ok(None);
+        };
+        let dpop = if dpop { Some(self.dpop_key()?) } else { None };
+        Ok(Some(Presented { token, dpop }))
+    }
+
     /// The access token to send, refreshed first when it is about to expire. A token that
     /// is about to expire but still valid is sent as is while another flight (a refresh, a
     /// login) is in progress; an expired one waits for that flight.
-    pub(crate) async fn bearer(&self) -> Result<Option<String>, AuthError> {
+    pub(crate) async fn access(&self) -> Result<Option<Presented>, AuthError> {
         self.ensure_loaded()?;
         let (token, expiring, expired) = {
             let state = self.state();
@@ -137,15 +224,15 @@ impl OAuthSession {
                 state.refresh_due(0),
             )
         };
-        if !expiring {
-            return Ok(token);
+        if !expiring || token.is_none() {
+            return self.presented();
         }
         let _flight = if expired {
             self.flight.lock().await
         } else {
             match self.flight.try_lock() {
                 Ok(flight) => flight,
-                Err(_) => return Ok(token),
+                Err(_) => return self.presented(),
             }
         };
         // Another flight may have refreshed (or replaced) the token while this one waited.
@@ -153,7 +240,7 @@ impl OAuthSession {
         if due && let Err(e) = self.refresh(None).await {
             tracing::debug!(error = %e, "refresh before expiry failed; sending the old token");
         }
-        Ok(self.state().access_token())
+        self.presented()
     }
 
     /// Discovers the protected resource and its authorization server. The caller holds the
@@ -194,7 +281,13 @@ impl OAuthSession {
             error: "no token to refresh".to_owned(),
             description: None,
         })?;
-        let fresh = flow::refresh(&self.http, &prm, &meta, &old).await?;
+        let dpop = if old.is_dpop() {
+            Some(self.dpop_key()?)
+        } else {
+            self.dpop_for(&meta)?
+        };
+        let fresh =
+            flow::refresh(&self.http, &self.config, &prm, &meta, &old, dpop.as_deref()).await?;
         tracing::debug!("access token refreshed");
         self.save(fresh)
     }
@@ -213,14 +306,24 @@ impl OAuthSession {
                 state.scopes.clone(),
             )
         };
-        let tokens = flow::authorize(&self.http, &self.config, prm, meta, client, &scopes).await?;
+        let dpop = self.dpop_for(meta)?;
+        let tokens = flow::authorize(
+            &self.http,
+            &self.config,
+            prm,
+            meta,
+            client,
+            &scopes,
+            dpop.as_deref(),
+        )
+        .await?;
         self.save(tokens)
     }
 
-    /// Whether a grant can run without a stored refresh token (an authorizer, or client
-    /// credentials).
+    /// Whether a grant can run without a stored refresh token (an authorizer, or a grant
+    /// with no user).
     fn can_authorize(&self) -> bool {
-        self.config.authorizer.is_some() || self.config.client_credentials
+        self.config.authorizer.is_some() || !self.config.grant.is_interactive()
     }
 
     /// Whether the token was replaced since a request was sent with `sent`: then that request
@@ -307,8 +410,10 @@ impl OAuthSession {
     }
 }
 
-/// Sends `request` with the bearer token and handles `401` and `403 insufficient_scope`.
-/// Without OAuth it only sends. Requests whose body cannot be cloned (streams) are sent once.
+/// Sends `request` with the access token (as a bearer, or with the `DPoP` scheme and a fresh
+/// proof) and handles `401` (a new grant, or a DPoP nonce to retry with) and
+/// `403 insufficient_scope`. Without OAuth it only sends. Requests whose body cannot be cloned
+/// (streams) are sent once.
 pub(crate) async fn send(
     oauth: Option<&OAuthSession>,
     request: reqwest::RequestBuilder,
@@ -321,19 +426,23 @@ pub(crate) async fn send(
     };
     let mut reauthorized = false;
     let mut step_ups = 0;
+    let mut nonce_retries = 0;
     loop {
-        let token = oauth.bearer().await.map_err(auth)?;
+        let presented = oauth.access().await.map_err(auth)?;
         let Some(attempt) = request.try_clone() else {
-            return with_token(request, token.as_deref())
-                .send()
+            return send_with(request, presented.as_ref())
                 .await
+                .map_err(auth)?
                 .map_err(transport);
         };
-        let response = with_token(attempt, token.as_deref())
-            .send()
+        let response = send_with(attempt, presented.as_ref())
             .await
+            .map_err(auth)?
             .map_err(transport)?;
         let status = response.status().as_u16();
+        let dpop = presented.as_ref().and_then(|p| p.dpop.as_ref());
+        let fresh_nonce =
+            dpop.is_some_and(|d| d.remember_nonce(response.url(), response.headers()));
         if status != 401 && status != 403 {
             return Ok(response);
         }
@@ -345,22 +454,24 @@ pub(crate) async fn send(
                 .filter_map(|v| v.to_str().ok()),
         )
         .unwrap_or_default();
+        let sent = presented.as_ref().map(|p| p.token.as_str());
+        if status == 401
+            && challenge.error.as_deref() == Some("use_dpop_nonce")
+            && fresh_nonce
+            && nonce_retries < MAX_NONCE_RETRIES
+        {
+            // RFC 9449 §9: the same request again, with the server's nonce in the proof.
+            nonce_retries += 1;
+            continue;
+        }
         if status == 401 && !reauthorized {
             reauthorized = true;
-            if oauth
-                .unauthorized(&challenge, token.as_deref())
-                .await
-                .map_err(auth)?
-            {
+            if oauth.unauthorized(&challenge, sent).await.map_err(auth)? {
                 continue;
             }
         }
         if status == 403 && challenge.is_insufficient_scope() && step_ups < oauth.max_step_ups() {
-            if oauth
-                .step_up(&challenge, token.as_deref())
-                .await
-                .map_err(auth)?
-            {
+            if oauth.step_up(&challenge, sent).await.map_err(auth)? {
                 step_ups += 1;
                 continue;
             }
@@ -372,12 +483,31 @@ pub(crate) async fn send(
     }
 }
 
-fn with_token(r: reqwest::RequestBuilder, token: Option<&str>) -> reqwest::RequestBuilder {
-    match token.and_then(|t| HeaderValue::from_str(&format!("Bearer {t}")).ok()) {
-        Some(mut v) => {
-            v.set_sensitive(true);
-            r.header(AUTHORIZATION, v)
-        }
-        None => r,
+/// Sends `r` with the token: `Authorization: Bearer`, or `Authorization: DPoP` and a `DPoP`
+/// proof for the request's method and URL (RFC 9449 §7.1). The outer `Err` is a proof that
+/// could not be signed; the inner one the transport's.
+async fn send_with(
+    r: reqwest::RequestBuilder,
+    presented: Option<&Presented>,
+) -> Result<reqwest::Result<reqwest::Response>, AuthError> {
+    let Some(p) = presented else {
+        return Ok(r.send().await);
+    };
+    let (client, request) = r.build_split();
+    let mut request = match request {
+        Ok(request) => request,
+        Err(e) => return Ok(Err(e)),
+    };
+    let scheme = if p.dpop.is_some() { "DPoP" } else { "Bearer" };
+    if let Ok(mut v) = HeaderValue::from_str(&format!("{scheme} {}", p.token)) {
+        v.set_sensitive(true);
+        request.headers_mut().insert(AUTHORIZATION, v);
     }
+    if let Some(dpop) = &p.dpop {
+        let proof = dpop.proof(request.method().as_str(), request.url(), Some(&p.token))?;
+        let value = HeaderValue::from_str(&proof)
+            .map_err(|_| AuthError::Config("a DPoP proof is not a header value".into()))?;
+        request.headers_mut().insert(DPOP, value);
+    }
+    Ok(client.execute(request).await)
 }

@@ -25,7 +25,7 @@ pub struct ClientRegistration {
     /// The `client_secret`, for confidential clients.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<Secret>,
-    /// `client_secret_basic`, `client_secret_post` or `none`.
+    /// `client_secret_basic`, `client_secret_post`, `private_key_jwt` or `none`.
     pub auth_method: String,
 }
 
@@ -36,6 +36,10 @@ pub struct StoredTokens {
     pub issuer: String,
     /// The access token.
     pub access_token: Secret,
+    /// `token_type` of the token response: `Bearer`, or `DPoP` for a token bound to the
+    /// client's key (then presented with the `DPoP` scheme and a proof).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
     /// The refresh token, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<Secret>,
@@ -48,9 +52,21 @@ pub struct StoredTokens {
     /// The registration used with `issuer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientRegistration>,
+    /// The DPoP key the tokens are bound to, when the client generated it (base64url
+    /// PKCS#8): a bound refresh token is useless without it. A configured signer's key is
+    /// never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 impl StoredTokens {
+    /// Whether the access token is DPoP-bound (`token_type` `DPoP`, RFC 9449 §5).
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
+    }
+
     /// Whether the access token expires within `skew_secs`.
     pub fn expires_within(&self, skew_secs: u64) -> bool {
         self.expires_at
@@ -207,10 +223,12 @@ mod tests {
         StoredTokens {
             issuer: "https://as.example".into(),
             access_token: Secret::new("at-secret"),
+            token_type: Some("DPoP".into()),
             refresh_token: Some(Secret::new("rt-secret")),
             expires_at: Some(1),
             scope: Some("a b".into()),
             client: None,
+            dpop_key: Some(Secret::new("key-secret")),
         }
     }
 
@@ -242,6 +260,9 @@ mod tests {
     #[test]
     fn debug_of_stored_tokens_hides_them() {
         let d = format!("{:?}", tokens());
-        assert!(!d.contains("at-secret") && !d.contains("rt-secret"), "{d}");
+        assert!(
+            !d.contains("at-secret") && !d.contains("rt-secret") && !d.contains("key-secret"),
+            "{d}"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
-use smcp_client::auth::{HeadlessAuthorizer, OAuthConfig};
+use smcp_client::auth::{EnterpriseIdp, HeadlessAuthorizer, KeySigner, OAuthConfig, Secret};
 use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::client::roots::{ListRootsRequestParams, ListRootsResult};
 use smcp_client::proto::client::sampling::{CreateMessageRequestParams, CreateMessageResult};
@@ -135,8 +135,11 @@ const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// A client with OAuth for the `auth/*` scenarios: the suite's authorization servers redirect
 /// at once, so the browser step is [`HeadlessAuthorizer`]; pre-registered credentials come
-/// from `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`, `issuer`); the
-/// `auth/client-credentials-*` extension scenarios use the client credentials grant.
+/// from `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`, `issuer`). The extension
+/// scenarios pick the grant: `auth/client-credentials-*` the client credentials grant (with a
+/// `private_key_pem` for `private_key_jwt`), `auth/wif-*` workload identity with `valid_jwt`,
+/// `auth/enterprise-*` the ID-JAG exchange with the `idp_*` fields. DPoP is chosen from the
+/// authorization server's metadata, as by any client.
 fn auth_client(url: &str, scenario: &str) -> anyhow::Result<Client> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
@@ -156,8 +159,26 @@ fn auth_client(url: &str, scenario: &str) -> anyhow::Result<Client> {
     if let Some(issuer) = field("issuer") {
         oauth = oauth.client_issuer(issuer);
     }
+    if let Some(pem) = field("private_key_pem") {
+        oauth = oauth.client_assertion_signer(KeySigner::from_pem(pem.as_bytes())?);
+    }
     if scenario.starts_with("auth/client-credentials") {
         oauth = oauth.client_credentials(true);
+    }
+    if scenario.starts_with("auth/wif") {
+        let jwt = field("valid_jwt").context("the context has no valid_jwt")?;
+        oauth = oauth.workload_identity(Secret::new(jwt));
+    }
+    if scenario.starts_with("auth/enterprise") {
+        let endpoint =
+            field("idp_token_endpoint").context("the context has no idp_token_endpoint")?;
+        let client_id = field("idp_client_id").context("the context has no idp_client_id")?;
+        let id_token = field("idp_id_token").context("the context has no idp_id_token")?;
+        oauth = oauth.enterprise_idp(EnterpriseIdp::new(
+            endpoint,
+            client_id,
+            Secret::new(id_token),
+        ));
     }
     let mut builder = Client::builder(url).oauth(oauth.build());
     if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
