@@ -8,6 +8,11 @@
 //   --keys FILE       signing keys (private JWKs): loaded from FILE, created there if missing
 //   --rotate          with --keys: a new signing key goes first, the old ones stay published
 //   --access-ttl S    lifetime of access tokens in seconds (default 300)
+//   --dpop            accept DPoP proofs (RFC 9449): a token request with one gets a token bound
+//                     to its key (`cnf.jkt`), and the metadata says so
+//   --dpop-nonce      with --dpop, require a server nonce in the proofs (RFC 9449 §8)
+//   --client-jwks F   register the client `smcp-e2e-jwt` (client credentials, private_key_jwt)
+//                     with the public JWKS in file F
 //
 // What it serves:
 //   - every resource indicator (RFC 8707) gets JWT access tokens (RFC 9068, ES256) whose
@@ -18,12 +23,14 @@
 //   - Dynamic Client Registration (RFC 7591) at /reg, and Client ID Metadata Documents;
 //   - the provider's development login and consent pages (any login name is accepted; the
 //     account id is the login), which the tests drive over HTTP as a browser would;
-//   - refresh tokens for every client allowed the refresh_token grant.
+//   - refresh tokens for every client allowed the refresh_token grant;
+//   - with --dpop, DPoP-bound tokens for token requests that carry a proof;
+//   - with --client-jwks, `smcp-e2e-jwt`, which authenticates with private_key_jwt (ES256).
 //
 // Once listening it prints one JSON line on stdout: {"issuer": "...", "port": N}.
 
 import { createRequire } from 'node:module';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,7 +45,7 @@ const require = createRequire(join(home, 'package.json'));
 const { default: Provider } = await import(pathToFileURL(require.resolve('oidc-provider')).href);
 
 function parseArgs(argv) {
-  const opts = { port: 0, keys: undefined, rotate: false, accessTtl: 300 };
+  const opts = { port: 0, keys: undefined, rotate: false, accessTtl: 300, dpop: false, dpopNonce: false, clientJwks: undefined };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     const value = () => {
@@ -51,12 +58,16 @@ function parseArgs(argv) {
       case '--keys': opts.keys = value(); break;
       case '--rotate': opts.rotate = true; break;
       case '--access-ttl': opts.accessTtl = Number.parseInt(value(), 10); break;
+      case '--dpop': opts.dpop = true; break;
+      case '--dpop-nonce': opts.dpopNonce = true; break;
+      case '--client-jwks': opts.clientJwks = value(); break;
       default: throw new Error(`unknown option ${arg}`);
     }
   }
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new Error('--port: not a port');
   if (!Number.isInteger(opts.accessTtl) || opts.accessTtl < 1) throw new Error('--access-ttl: not a positive integer');
   if (opts.rotate && !opts.keys) throw new Error('--rotate needs --keys');
+  if (opts.dpopNonce && !opts.dpop) throw new Error('--dpop-nonce needs --dpop');
   return opts;
 }
 
@@ -119,6 +130,15 @@ const provider = new Provider(issuer, {
       grant_types: [],
       response_types: [],
     },
+    ...(opts.clientJwks ? [{
+      client_id: 'smcp-e2e-jwt',
+      token_endpoint_auth_method: 'private_key_jwt',
+      token_endpoint_auth_signing_alg: 'ES256',
+      jwks: JSON.parse(readFileSync(opts.clientJwks, 'utf8')),
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      response_types: [],
+    }] : []),
   ],
   // The keys are P-256 only, so ID tokens are ES256 too (the library default is RS256).
   clientDefaults: { id_token_signed_response_alg: 'ES256' },
@@ -129,6 +149,10 @@ const provider = new Provider(issuer, {
     devInteractions: { enabled: true },
     registration: { enabled: true },
     clientCredentials: { enabled: true },
+    dPoP: {
+      enabled: opts.dpop,
+      ...(opts.dpopNonce ? { nonceSecret: randomBytes(32), requireNonce: () => true } : {}),
+    },
     introspection: {
       enabled: true,
       allowedPolicy: async (_ctx, client) => client.clientId === 'smcp-e2e-rs',

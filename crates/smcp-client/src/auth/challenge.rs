@@ -33,11 +33,57 @@ impl BearerChallenge {
     }
 }
 
-/// Reads the `Bearer` challenge of one header value.
+/// Reads the `Bearer` (or `DPoP`) challenge of one header value.
 pub(crate) fn parse(header: &str) -> Option<BearerChallenge> {
-    let mut rest = header.trim();
-    let mut in_bearer = false;
     let mut found = None::<BearerChallenge>;
+    let mut in_bearer = false;
+    walk(header, |item| match item {
+        Item::Scheme(scheme) => {
+            if found.is_some() {
+                return false;
+            }
+            in_bearer =
+                scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop");
+            if in_bearer {
+                found = Some(BearerChallenge::default());
+            }
+            true
+        }
+        Item::Param(name, value) => {
+            if in_bearer && let Some(c) = found.as_mut() {
+                match name.to_ascii_lowercase().as_str() {
+                    "resource_metadata" => c.resource_metadata = Some(value),
+                    "scope" => c.scope = Some(value),
+                    "error" => c.error = Some(value),
+                    _ => {}
+                }
+            }
+            true
+        }
+    });
+    found
+}
+
+/// The auth-schemes of one header value's challenges, in order.
+pub(crate) fn schemes(header: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(header, |item| {
+        if let Item::Scheme(s) = item {
+            out.push(s.to_owned());
+        }
+        true
+    });
+    out
+}
+
+enum Item<'a> {
+    Scheme(&'a str),
+    Param(&'a str, String),
+}
+
+/// Calls `each` with every scheme and parameter of `header` until it returns false.
+fn walk<'a>(header: &'a str, mut each: impl FnMut(Item<'a>) -> bool) {
+    let mut rest = header.trim();
     while !rest.is_empty() {
         rest = rest.trim_start_matches([',', ' ', '\t']);
         if rest.is_empty() {
@@ -49,31 +95,18 @@ pub(crate) fn parse(header: &str) -> Option<BearerChallenge> {
             .unwrap_or(rest.len());
         let token = &rest[..end];
         let after = rest[end..].trim_start();
-        if let Some(value_part) = after.strip_prefix('=') {
-            let value_part = value_part.trim_start();
-            let (value, remaining) = read_value(value_part);
-            if in_bearer && let Some(c) = found.as_mut() {
-                match token.to_ascii_lowercase().as_str() {
-                    "resource_metadata" => c.resource_metadata = Some(value),
-                    "scope" => c.scope = Some(value),
-                    "error" => c.error = Some(value),
-                    _ => {}
-                }
-            }
+        let go_on = if let Some(value_part) = after.strip_prefix('=') {
+            let (value, remaining) = read_value(value_part.trim_start());
             rest = remaining;
+            each(Item::Param(token, value))
         } else {
-            // A new scheme.
-            if in_bearer {
-                break;
-            }
-            in_bearer = token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
-            if in_bearer {
-                found = Some(BearerChallenge::default());
-            }
             rest = after;
+            each(Item::Scheme(token))
+        };
+        if !go_on {
+            break;
         }
     }
-    found
 }
 
 /// A quoted string (with backslash escapes) or a bare token; returns it and what follows.
@@ -135,6 +168,15 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
         assert_eq!(c.resource_metadata.as_deref(), Some("http://h/prm"));
+    }
+
+    #[test]
+    fn schemes_are_listed_in_order_whatever_the_quoting() {
+        assert_eq!(
+            schemes(r#"Basic realm="a, DPoP b", Bearer error="x", DPoP algs="ES256""#),
+            ["Basic", "Bearer", "DPoP"]
+        );
+        assert_eq!(schemes("Bearer"), ["Bearer"]);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub(crate) struct OAuthSession {
     flight: tokio::sync::Mutex<()>,
     /// The DPoP key, made on first use (never held across an `.await`).
     dpop: Mutex<Option<Arc<Dpop>>>,
+    /// Set when the MCP server refused a DPoP presentation with only a `Bearer` challenge (a
+    /// resource server unaware of DPoP, RFC 9449 §7.2): bound tokens then go as bearer tokens.
+    bearer_only: std::sync::atomic::AtomicBool,
 }
 
 fn scopes_of(s: Option<&str>) -> BTreeSet<String> {
@@ -109,6 +112,7 @@ impl OAuthSession {
             state: Mutex::new(State::default()),
             flight: tokio::sync::Mutex::new(()),
             dpop: Mutex::new(None),
+            bearer_only: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -207,7 +211,12 @@ impl OAuthSession {
         let Some(token) = token else {
             return Ok(None);
         };
-        let dpop = if dpop { Some(self.dpop_key()?) } else { None };
+        let bearer_only = self.bearer_only.load(std::sync::atomic::Ordering::Relaxed);
+        let dpop = if dpop && !bearer_only {
+            Some(self.dpop_key()?)
+        } else {
+            None
+        };
         Ok(Some(Presented { token, dpop }))
     }
 
@@ -455,6 +464,17 @@ pub(crate) async fn send(
         )
         .unwrap_or_default();
         let sent = presented.as_ref().map(|p| p.token.as_str());
+        if status == 401 && dpop.is_some() && only_bearer_challenges(response.headers()) {
+            // A resource server that does not do DPoP (RFC 9449 §7.2): the same token again
+            // as a bearer token, and so from now on for this server.
+            tracing::info!(
+                "the MCP server challenges only Bearer; presenting the DPoP-bound token as a bearer token"
+            );
+            oauth
+                .bearer_only
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            continue;
+        }
         if status == 401
             && challenge.error.as_deref() == Some("use_dpop_nonce")
             && fresh_nonce
@@ -481,6 +501,18 @@ pub(crate) async fn send(
         }
         return Ok(response);
     }
+}
+
+/// Whether the response challenges with `Bearer` and never with `DPoP`.
+fn only_bearer_challenges(headers: &http::HeaderMap) -> bool {
+    let schemes: Vec<String> = headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(super::challenge::schemes)
+        .collect();
+    let has = |scheme: &str| schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme));
+    has("bearer") && !has("dpop")
 }
 
 /// Sends `r` with the token: `Authorization: Bearer`, or `Authorization: DPoP` and a `DPoP`

@@ -14,6 +14,7 @@ mod support;
 mod auth;
 mod auth_oidc;
 mod auth_oidc_client;
+mod auth_oidc_extensions;
 mod binary;
 mod cluster;
 mod fault_deadlines;

@@ -21,6 +21,8 @@ use serde_json::Value;
 pub(crate) const PUBLIC_CLIENT: &str = "smcp-e2e";
 /// The confidential client allowed the client-credentials grant.
 pub(crate) const M2M_CLIENT: (&str, &str) = ("smcp-e2e-m2m", "smcp-e2e-m2m-secret");
+/// The client that authenticates with `private_key_jwt` (with `ProviderOptions::client_jwks`).
+pub(crate) const JWT_CLIENT: &str = "smcp-e2e-jwt";
 /// The resource-server client allowed to introspect tokens.
 pub(crate) const RS_CLIENT: (&str, &str) = ("smcp-e2e-rs", "smcp-e2e-rs-secret");
 
@@ -51,6 +53,12 @@ pub(crate) struct ProviderOptions {
     pub(crate) rotate: bool,
     /// Access-token lifetime in seconds.
     pub(crate) access_ttl: Option<u64>,
+    /// Accept DPoP proofs (bound tokens for token requests with one).
+    pub(crate) dpop: bool,
+    /// With `dpop`, require a DPoP nonce at the token endpoint.
+    pub(crate) dpop_nonce: bool,
+    /// Register [`JWT_CLIENT`] with the public JWKS in this file.
+    pub(crate) client_jwks: Option<PathBuf>,
 }
 
 impl Provider {
@@ -72,6 +80,15 @@ impl Provider {
         }
         if let Some(ttl) = options.access_ttl {
             cmd.args(["--access-ttl", &ttl.to_string()]);
+        }
+        if options.dpop {
+            cmd.arg("--dpop");
+        }
+        if options.dpop_nonce {
+            cmd.arg("--dpop-nonce");
+        }
+        if let Some(jwks) = &options.client_jwks {
+            cmd.arg("--client-jwks").arg(jwks);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
