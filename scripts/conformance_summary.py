@@ -139,7 +139,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", required=True, help="output dir of the --requirements run")
     ap.add_argument("--pending-results", help="dir holding one -o dir per pending scenario")
-    ap.add_argument("--pending", default="", help="comma-separated pending scenarios to gate on")
+    ap.add_argument(
+        "--pending",
+        default="",
+        help="comma-separated pending scenarios to gate on (in --pending-results, else in --results)",
+    )
     ap.add_argument(
         "--pending-skipped",
         default="",
@@ -173,10 +177,14 @@ def main():
 
     results = load_results(a.results, a.leg)
     pending_names = [p for p in a.pending.split(",") if p]
-    # Each pending scenario ran on its own into <pending-results>/<scenario>/.
+    # Each pending scenario ran on its own into <pending-results>/<scenario>/, or (without
+    # --pending-results) within the --requirements run itself (its not-scored scenarios).
     pending_results = {}
-    for name in pending_names if a.pending_results else []:
-        found = load_results(os.path.join(a.pending_results, name), a.leg)
+    for name in pending_names:
+        if a.pending_results:
+            found = load_results(os.path.join(a.pending_results, name), a.leg)
+        else:
+            found = results
         if name in found:
             pending_results[name] = found[name]
 
