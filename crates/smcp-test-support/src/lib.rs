@@ -6,6 +6,7 @@
 //! - [`require_service`] and [`provide`]: the one rule for tests on a real service (Python,
 //!   Redis, SeaweedFS, nginx, the OpenID provider), see below.
 //! - [`python`]: the Python SDK's interpreter from `scripts/python-interop-env`.
+//! - [`redis`]: a real `redis-server` on a free port (`SMCP_REDIS=skip` skips its tests).
 //! - [`jsonrpc`]: 2026-07-28 request bodies with the `_meta` every request carries.
 //!
 //! # Tests on real services
@@ -23,6 +24,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
+
+pub mod redis;
 
 /// The workspace root (the directory of the top-level `Cargo.toml`).
 pub fn root() -> PathBuf {

@@ -2,7 +2,9 @@
 //! 127.0.0.1:0 (RFC 8414 metadata and a JWKS; keys generated per run): `401` without a
 //! token, `200` with one, the Protected Resource Metadata served; `--auth-dpop-required` with
 //! nonces (a plain bearer token refused, a bound token with a proof and the issued nonce
-//! accepted); and the loud warning when it listens beyond loopback without authorization.
+//! accepted); two instances with `--auth-dpop-required` sharing a real Redis (a proof
+//! redeemed on one is refused on the other, `SMCP_REDIS=skip` skips it); and the loud
+//! warning when it listens beyond loopback without authorization.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -252,16 +254,37 @@ fn dpop_proof(key: &Key, url: &str, token: &str, nonce: Option<&str>) -> String 
     jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap()
 }
 
-async fn post_dpop(url: &str, token: &str, proof: &str) -> reqwest::Response {
-    reqwest::Client::new()
+/// An access token of `iss` for `aud`, signed by `key` and bound (`cnf.jkt`) to `client`'s key.
+fn bound_token(key: &Key, iss: &str, aud: &str, client: &Key) -> String {
+    let mut jwk = serde_json::to_value(&client.jwk).unwrap();
+    jwk.as_object_mut().unwrap().remove("kid");
+    let jkt = smcp_server::auth::jwk_thumbprint(&jwk).unwrap();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("k1".to_owned());
+    let claims =
+        json!({"sub": "alice", "iss": iss, "aud": aud, "exp": now + 600, "cnf": {"jkt": jkt}});
+    jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap()
+}
+
+/// POSTs the JSON-RPC request `body` with `Authorization: DPoP token` and the proof.
+async fn post_dpop(url: &str, token: &str, proof: &str, body: &Value) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "server/discover")
+        .header("mcp-method", body["method"].as_str().unwrap());
+    if let Some(name) = body["params"]["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    request
         .header("authorization", format!("DPoP {token}"))
         .header("dpop", proof)
-        .body(discover().to_string())
+        .body(body.to_string())
         .send()
         .await
         .unwrap()
@@ -305,19 +328,14 @@ async fn auth_dpop_required_binds_tokens_to_the_client_key() {
     );
 
     // A bound token with a proof but no nonce gets one, and the retry passes.
-    let mut jwk = serde_json::to_value(&client.jwk).unwrap();
-    jwk.as_object_mut().unwrap().remove("kid");
-    let jkt = smcp_server::auth::jwk_thumbprint(&jwk).unwrap();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    let mut header = Header::new(Algorithm::ES256);
-    header.kid = Some("k1".to_owned());
-    let claims =
-        json!({"sub": "alice", "iss": issuer, "aud": url, "exp": now + 600, "cnf": {"jkt": jkt}});
-    let bound = jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap();
-    let first = post_dpop(&url, &bound, &dpop_proof(&client, &url, &bound, None)).await;
+    let bound = bound_token(&key, &issuer, &url, &client);
+    let first = post_dpop(
+        &url,
+        &bound,
+        &dpop_proof(&client, &url, &bound, None),
+        &discover(),
+    )
+    .await;
     assert_eq!(first.status(), 401);
     assert!(
         first.headers()["www-authenticate"]
@@ -330,6 +348,7 @@ async fn auth_dpop_required_binds_tokens_to_the_client_key() {
         &url,
         &bound,
         &dpop_proof(&client, &url, &bound, Some(&nonce)),
+        &discover(),
     )
     .await;
     assert_eq!(retry.status(), 200);
@@ -345,4 +364,107 @@ async fn auth_dpop_required_binds_tokens_to_the_client_key() {
         document["dpop_signing_alg_values_supported"],
         json!(algs.split(' ').collect::<Vec<_>>())
     );
+}
+
+/// The `smcp_requests_total` lines of `tools/call` in the Prometheus text of `metrics`.
+#[cfg(all(feature = "redis", feature = "metrics"))]
+async fn tools_call_counts(metrics: &str) -> Vec<String> {
+    let text = reqwest::get(metrics).await.unwrap().text().await.unwrap();
+    text.lines()
+        .filter(|l| l.starts_with(r#"smcp_requests_total{method="tools/call""#))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Two instances behind one public URL sharing a real Redis: a DPoP proof redeemed on one
+/// is refused on the other (its `jti` is in the shared replay guard), before any handler.
+#[cfg(all(feature = "redis", feature = "metrics"))]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dpop_proof_replayed_on_another_instance_sharing_redis_is_refused() {
+    if smcp_test_support::redis::skipped() {
+        return;
+    }
+    let redis = smcp_test_support::redis::RedisServer::start();
+    let key = key();
+    let client = self::key();
+    let issuer = authorization_server(key.jwk.clone()).await;
+    // The URL clients use, a load balancer's in front of both: the token's audience and
+    // every proof's htu. Each instance is reached at its own address.
+    let balancer = format!("http://127.0.0.1:{}", smcp_test_support::free_port());
+    let public = format!("{balancer}/mcp");
+    let redis_url = redis.url();
+    let instance = || {
+        let running = start(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--public-url",
+            &public,
+            "--auth-issuer",
+            &issuer,
+            "--auth-dpop-required",
+            "--redis",
+            &redis_url,
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ]);
+        let metrics = running
+            .stderr
+            .iter()
+            .find_map(|l| {
+                let from = l.find("metrics on http://")? + "metrics on ".len();
+                let url = &l[from..];
+                Some(url[..url.find(',').unwrap_or(url.len())].to_owned())
+            })
+            .unwrap_or_else(|| panic!("no metrics line: {:?}", running.stderr));
+        (running, metrics)
+    };
+    let (a, a_metrics) = instance();
+    let (b, b_metrics) = instance();
+    let bound = bound_token(&key, &issuer, &public, &client);
+    let echo = |text: &str| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"text": text}, "_meta": discover()["params"]["_meta"]}})
+    };
+
+    // Redeemed on A: the handler ran.
+    let proof = dpop_proof(&client, &public, &bound, None);
+    let accepted = post_dpop(&a.url, &bound, &proof, &echo("once")).await;
+    assert_eq!(accepted.status(), 200);
+    let body: Value = accepted.json().await.unwrap();
+    assert_eq!(body["result"]["content"][0]["text"], "once", "{body}");
+
+    // The same proof on B: refused by the shared replay guard, no result.
+    let replayed = post_dpop(&b.url, &bound, &proof, &echo("twice")).await;
+    assert_eq!(replayed.status(), 401);
+    let challenges: Vec<_> = replayed
+        .headers()
+        .get_all("www-authenticate")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect();
+    let metadata_url = format!("{balancer}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        challenges,
+        [format!(
+            r#"DPoP error="invalid_dpop_proof", error_description="DPoP proof jti was already used", algs="ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA", resource_metadata="{metadata_url}""#
+        )]
+    );
+    assert!(replayed.headers().get("dpop-nonce").is_none());
+    let body: Value = replayed.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001,
+            "message": "Unauthorized: DPoP proof jti was already used"}})
+    );
+
+    // B takes the token with a fresh proof, and its endpoint counted that call only: the
+    // replayed one never reached it (no handler ran). A ran its one call.
+    let fresh = dpop_proof(&client, &public, &bound, None);
+    let accepted = post_dpop(&b.url, &bound, &fresh, &echo("fresh")).await;
+    assert_eq!(accepted.status(), 200);
+    let body: Value = accepted.json().await.unwrap();
+    assert_eq!(body["result"]["content"][0]["text"], "fresh", "{body}");
+    let one = [r#"smcp_requests_total{method="tools/call",status="2xx",code="none"} 1"#];
+    assert_eq!(tools_call_counts(&b_metrics).await, one);
+    assert_eq!(tools_call_counts(&a_metrics).await, one);
 }
