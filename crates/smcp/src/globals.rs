@@ -92,16 +92,7 @@ pub(crate) struct Globals {
     /// tokens `smcp login` stored).
     #[arg(long, env = "SMCP_TOKEN", hide_env_values = true, global = true)]
     pub(crate) token: Option<String>,
-    /// A pre-registered OAuth client id for `smcp login` (otherwise the client registers
-    /// itself: Client ID Metadata Document or Dynamic Client Registration).
-    #[arg(long, env = "SMCP_CLIENT_ID", global = true)]
-    pub(crate) client_id: Option<String>,
-    /// The pre-registered client's secret.
-    #[arg(
-        long,
-        env = "SMCP_CLIENT_SECRET",
-        hide_env_values = true,
-        global = true
-    )]
-    pub(crate) client_secret: Option<String>,
+    /// OAuth: the client's registration, grant and keys.
+    #[command(flatten)]
+    pub(crate) auth: crate::auth_flags::AuthFlags,
 }

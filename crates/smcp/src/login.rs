@@ -11,8 +11,12 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use smcp_client::Client;
-use smcp_client::auth::{FileTokenStore, LoopbackAuthorizer, OAuthConfig, TokenStore};
+use smcp_client::auth::{
+    AssertionEnv, AssertionFile, DpopMode, EnterpriseIdp, FileTokenStore, KeySigner,
+    LoopbackAuthorizer, OAuthConfig, TokenStore,
+};
 
+use crate::auth_flags::{AuthFlags, Dpop};
 use crate::errors::Usage;
 use crate::globals::Globals;
 
@@ -35,27 +39,91 @@ pub(crate) fn store() -> anyhow::Result<FileTokenStore> {
         .context("no directory for tokens: set SMCP_TOKEN_DIR or HOME")
 }
 
-/// The OAuth settings every command shares: the file store, the pre-registered client if
-/// given, and (for `login`) the loopback authorizer.
+/// The OAuth settings every command shares: the file store, the pre-registered client and its
+/// assertion key, DPoP, the grant (a browser-free one from the flags, else the authorization
+/// code flow with `authorizer`, which only `login` passes).
 pub(crate) fn config(
     store: Arc<dyn TokenStore>,
-    client_id: Option<&str>,
-    client_secret: Option<&str>,
+    flags: &AuthFlags,
     authorizer: Option<LoopbackAuthorizer>,
-) -> OAuthConfig {
+) -> anyhow::Result<OAuthConfig> {
     let mut b = OAuthConfig::builder()
         .shared_token_store(store)
-        .client_name("smcp");
-    if let Some(id) = client_id {
+        .client_name("smcp")
+        .dpop(match flags.dpop {
+            Dpop::Auto => DpopMode::Auto,
+            Dpop::Always => DpopMode::Always,
+            Dpop::Off => DpopMode::Off,
+        });
+    if let Some(id) = &flags.client_id {
         b = b.client_id(id);
     }
-    if let Some(s) = client_secret {
+    if let Some(s) = &flags.client_secret {
         b = b.client_secret(s);
+    }
+    if let Some(path) = &flags.client_assertion_key {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("reading --client-assertion-key {}", path.display()))?;
+        let key = KeySigner::from_pem(&pem)
+            .with_context(|| format!("--client-assertion-key {}", path.display()))?;
+        b = b.client_assertion_signer(key);
     }
     if let Some(a) = authorizer {
         b = b.authorizer(a);
     }
-    b.build()
+    let workload = match (&flags.workload_token_file, &flags.workload_token_env) {
+        (Some(f), _) => Some(b.clone().workload_identity(AssertionFile::new(f))),
+        (None, Some(v)) => Some(b.clone().workload_identity(AssertionEnv::new(v))),
+        (None, None) => None,
+    };
+    let enterprise = enterprise_idp(flags)?;
+    let grants = usize::from(flags.client_credentials)
+        + usize::from(workload.is_some())
+        + usize::from(enterprise.is_some());
+    if grants > 1 {
+        anyhow::bail!(Usage(
+            "choose one of --client-credentials, --workload-token-file/-env, --idp-token-file/-env"
+                .to_owned()
+        ));
+    }
+    if let Some(w) = workload {
+        b = w;
+    }
+    if flags.client_credentials {
+        b = b.client_credentials(true);
+    }
+    if let Some(idp) = enterprise {
+        b = b.enterprise_idp(idp);
+    }
+    Ok(b.build())
+}
+
+/// The enterprise identity provider of `--idp-*`, if any.
+fn enterprise_idp(flags: &AuthFlags) -> anyhow::Result<Option<EnterpriseIdp>> {
+    let token = (&flags.idp_token_file, &flags.idp_token_env);
+    let Some(endpoint) = &flags.idp_token_endpoint else {
+        if token != (&None, &None) {
+            anyhow::bail!(Usage(
+                "--idp-token-file/--idp-token-env need --idp-token-endpoint".to_owned()
+            ));
+        }
+        return Ok(None);
+    };
+    let client_id = flags
+        .idp_client_id
+        .clone()
+        .ok_or_else(|| Usage("--idp-token-endpoint needs --idp-client-id".to_owned()))?;
+    let idp = match token {
+        (Some(f), _) => EnterpriseIdp::new(endpoint, client_id, AssertionFile::new(f)),
+        (None, Some(v)) => EnterpriseIdp::new(endpoint, client_id, AssertionEnv::new(v)),
+        (None, None) => anyhow::bail!(Usage(
+            "--idp-token-endpoint needs --idp-token-file or --idp-token-env".to_owned()
+        )),
+    };
+    Ok(Some(match &flags.idp_client_secret {
+        Some(s) => idp.client_secret(s),
+        None => idp,
+    }))
 }
 
 /// `smcp login`: forgets the old tokens, makes one request so the server's `401` starts the
@@ -114,10 +182,5 @@ pub(crate) fn with_auth(
     let Ok(store) = store() else {
         return Ok(builder);
     };
-    Ok(builder.oauth(config(
-        Arc::new(store),
-        globals.client_id.as_deref(),
-        globals.client_secret.as_deref(),
-        authorizer,
-    )))
+    Ok(builder.oauth(config(Arc::new(store), &globals.auth, authorizer)?))
 }

@@ -15,6 +15,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod auth_flags;
 mod cache;
 mod cli;
 mod commands;

@@ -15,11 +15,18 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use oidc::{Browser, Provider};
-use smcp_server::auth::{AuthLayer, JwtVerifier, ProtectedResourceMetadata, ScopePolicy};
+use smcp_server::auth::{
+    AuthLayer, DpopConfig, JwtVerifier, ProtectedResourceMetadata, ScopePolicy,
+};
 
 /// smcpd's demo server behind the authorization layer for `issuer`, on its own runtime
 /// thread; returns the `/mcp` URL.
 fn start_protected_smcpd(issuer: &str) -> String {
+    start_protected(issuer, false)
+}
+
+/// The same, with DPoP-bound tokens required when `dpop`.
+fn start_protected(issuer: &str, dpop: bool) -> String {
     let issuer = issuer.to_owned();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -35,10 +42,13 @@ fn start_protected_smcpd(issuer: &str) -> String {
                 .unwrap()
                 .authorization_server(&issuer)
                 .scopes_supported(["mcp:tools"]);
-            let layer = AuthLayer::builder(verifier, metadata)
+            let mut layer = AuthLayer::builder(verifier, metadata)
                 .scopes(ScopePolicy::builder().require("mcp:tools").build())
-                .protect_only("/mcp")
-                .build();
+                .protect_only("/mcp");
+            if dpop {
+                layer = layer.dpop(DpopConfig::builder().required(true).build().unwrap());
+            }
+            let layer = layer.build();
             let server = smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap();
             let app = tower::Layer::layer(&layer, server.endpoint("/mcp"));
             tx.send(url).unwrap();
@@ -152,5 +162,62 @@ async fn smcp_login_against_a_real_provider_then_commands_use_the_stored_tokens(
     // Logout forgets them: the server refuses again.
     assert!(run(&url, &dir, &["logout"]).status.success());
     assert_eq!(run(&url, &dir, &["tools"]).status.code(), Some(6));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn machine_flags_get_dpop_bound_tokens_without_a_browser() {
+    if oidc::skipped() {
+        return;
+    }
+    let provider = Provider::start_with(&oidc::ProviderOptions {
+        dpop: true,
+        ..oidc::ProviderOptions::default()
+    });
+    let url = start_protected(&provider.issuer, true);
+    let dir = std::env::temp_dir().join(format!("smcp-cli-oidc-m2m-{}", std::process::id()));
+    let (id, secret) = oidc::M2M_CLIENT;
+    // Any command runs the client credentials grant itself; --dpop insists on a bound token.
+    let flags = [
+        "--client-id",
+        id,
+        "--client-secret",
+        secret,
+        "--client-credentials",
+        "--dpop",
+    ];
+    let out = run(&url, &dir, &[&flags[..], &["tools"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("echo"));
+    let stored: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    let tokens: serde_json::Value = serde_json::from_str(&stored[0]).unwrap();
+    assert_eq!(tokens["tokens"]["token_type"], "DPoP");
+    assert!(tokens["tokens"]["dpop_key"].is_string());
+    // The next run loads the stored token and its key, and proves possession again.
+    let out = run(&url, &dir, &["tools"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Flags that cannot work together are a usage error (exit 2), before any request.
+    let out = run(&url, &dir, &["--idp-token-env", "X", "tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--idp-token-endpoint"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
