@@ -13,6 +13,17 @@
 //   --dpop-nonce      with --dpop, require a server nonce in the proofs (RFC 9449 §8)
 //   --client-jwks F   register the client `smcp-e2e-jwt` (client credentials, private_key_jwt)
 //                     with the public JWKS in file F
+//   --workload-jwks F workload identity federation: the JWT bearer grant (RFC 7523) for the
+//                     public client `smcp-e2e-workload`, with workload JWTs signed by a key
+//                     in file F whose `aud` is this issuer
+//   --idp             act as an enterprise identity provider too: the token exchange grant
+//                     (RFC 8693) turns an ID token it issued to `smcp-e2e` into an ID-JAG
+//                     (`typ` oauth-id-jag+jwt) for the `audience` and `resource` asked for,
+//                     naming the client `smcp-e2e-jag` (the client at the MCP server's
+//                     authorization server)
+//   --trust-idp URL   accept ID-JAGs issued by the identity provider URL (its keys from
+//                     URL/jwks) in the JWT bearer grant of the confidential client
+//                     `smcp-e2e-jag` (secret `smcp-e2e-jag-secret`)
 //
 // What it serves:
 //   - every resource indicator (RFC 8707) gets JWT access tokens (RFC 9068, ES256) whose
@@ -25,7 +36,9 @@
 //     account id is the login), which the tests drive over HTTP as a browser would;
 //   - refresh tokens for every client allowed the refresh_token grant;
 //   - with --dpop, DPoP-bound tokens for token requests that carry a proof;
-//   - with --client-jwks, `smcp-e2e-jwt`, which authenticates with private_key_jwt (ES256).
+//   - with --client-jwks, `smcp-e2e-jwt`, which authenticates with private_key_jwt (ES256);
+//   - with --workload-jwks, --idp or --trust-idp, the grants oidc-provider does not implement,
+//     registered as its own extension point allows (`registerGrantType`).
 //
 // Once listening it prints one JSON line on stdout: {"issuer": "...", "port": N}.
 
@@ -42,10 +55,11 @@ if (!home) {
   process.exit(2);
 }
 const require = createRequire(join(home, 'package.json'));
-const { default: Provider } = await import(pathToFileURL(require.resolve('oidc-provider')).href);
+const { default: Provider, errors } = await import(pathToFileURL(require.resolve('oidc-provider')).href);
+const jose = await import(pathToFileURL(require.resolve('jose')).href);
 
 function parseArgs(argv) {
-  const opts = { port: 0, keys: undefined, rotate: false, accessTtl: 300, dpop: false, dpopNonce: false, clientJwks: undefined };
+  const opts = { port: 0, keys: undefined, rotate: false, accessTtl: 300, dpop: false, dpopNonce: false, clientJwks: undefined, workloadJwks: undefined, idp: false, trustIdp: undefined };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     const value = () => {
@@ -61,6 +75,9 @@ function parseArgs(argv) {
       case '--dpop': opts.dpop = true; break;
       case '--dpop-nonce': opts.dpopNonce = true; break;
       case '--client-jwks': opts.clientJwks = value(); break;
+      case '--workload-jwks': opts.workloadJwks = value(); break;
+      case '--idp': opts.idp = true; break;
+      case '--trust-idp': opts.trustIdp = value(); break;
       default: throw new Error(`unknown option ${arg}`);
     }
   }
@@ -98,22 +115,52 @@ async function listen(port) {
   return server;
 }
 
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
+
 const opts = parseArgs(process.argv.slice(2));
 const server = await listen(opts.port);
 const { port } = server.address();
 const issuer = `http://127.0.0.1:${port}`;
 
+function resourceServerInfo(resource) {
+  return {
+    scope: 'mcp:tools mcp:admin',
+    audience: resource,
+    accessTokenTTL: opts.accessTtl,
+    accessTokenFormat: 'jwt',
+    jwt: { sign: { alg: 'ES256' } },
+  };
+}
+
+const keys = signingKeys(opts);
 const provider = new Provider(issuer, {
-  jwks: { keys: signingKeys(opts) },
+  jwks: { keys },
   clients: [
     {
       client_id: 'smcp-e2e',
       application_type: 'native',
       token_endpoint_auth_method: 'none',
       redirect_uris: ['http://127.0.0.1/callback'],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: ['authorization_code', 'refresh_token', ...(opts.idp ? [TOKEN_EXCHANGE] : [])],
       response_types: ['code'],
     },
+    ...(opts.workloadJwks ? [{
+      client_id: 'smcp-e2e-workload',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [],
+      grant_types: [JWT_BEARER],
+      response_types: [],
+    }] : []),
+    ...(opts.trustIdp ? [{
+      client_id: 'smcp-e2e-jag',
+      client_secret: 'smcp-e2e-jag-secret',
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: [],
+      grant_types: [JWT_BEARER],
+      response_types: [],
+    }] : []),
     {
       client_id: 'smcp-e2e-m2m',
       client_secret: 'smcp-e2e-m2m-secret',
@@ -163,13 +210,7 @@ const provider = new Provider(issuer, {
       enabled: true,
       defaultResource: async (_ctx, _client, oneOf) => oneOf,
       useGrantedResource: async () => true,
-      getResourceServerInfo: async (_ctx, resource) => ({
-        scope: 'mcp:tools mcp:admin',
-        audience: resource,
-        accessTokenTTL: opts.accessTtl,
-        accessTokenFormat: 'jwt',
-        jwt: { sign: { alg: 'ES256' } },
-      }),
+      getResourceServerInfo: async (_ctx, resource) => resourceServerInfo(resource),
     },
   },
   issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -183,6 +224,73 @@ const provider = new Provider(issuer, {
     RefreshToken: 3600,
   },
 });
+// An access token for `resource` (a JWT, as for every resource here) with the scopes asked for
+// that the resource offers: what the client credentials grant issues, for a custom grant.
+async function issueAccessToken(ctx, resource) {
+  const { client, params } = ctx.oidc;
+  const { ClientCredentials, ResourceServer } = ctx.oidc.provider;
+  if (!resource) throw new errors.InvalidTarget('resource is required');
+  const info = resourceServerInfo(resource);
+  const offered = new Set(info.scope.split(' '));
+  const scope = (params.scope || '').split(' ').filter((s) => offered.has(s)).join(' ') || undefined;
+  const token = new ClientCredentials({ client, scope });
+  token.resourceServer = new ResourceServer(resource, info);
+  const value = await token.save();
+  ctx.body = { access_token: value, token_type: 'Bearer', expires_in: token.expiration, scope };
+}
+
+function jwtBearerGrant(workloadKeys, idpKeys) {
+  return async (ctx) => {
+    const { assertion, resource } = ctx.oidc.params;
+    if (!assertion) throw new errors.InvalidRequest('assertion is required');
+    let header;
+    try { header = jose.decodeProtectedHeader(assertion); } catch { throw new errors.InvalidGrant('the assertion is not a JWT'); }
+    try {
+      if (header.typ === 'oauth-id-jag+jwt') {
+        if (!idpKeys) throw new Error('no trusted identity provider');
+        const { payload } = await jose.jwtVerify(assertion, idpKeys, { issuer: opts.trustIdp, audience: issuer, typ: 'oauth-id-jag+jwt' });
+        if (payload.client_id !== ctx.oidc.client.clientId) throw new Error('the ID-JAG names another client');
+        if (resource && payload.resource !== resource) throw new Error('the ID-JAG names another resource');
+        return issueAccessToken(ctx, payload.resource);
+      }
+      if (!workloadKeys) throw new Error('no trusted workload issuer');
+      const { payload } = await jose.jwtVerify(assertion, workloadKeys, { audience: issuer });
+      return issueAccessToken(ctx, resource);
+    } catch (err) {
+      if (err instanceof errors.OIDCProviderError) throw err;
+      throw new errors.InvalidGrant(`assertion refused: ${err.message}`);
+    }
+  };
+}
+
+if (opts.workloadJwks || opts.trustIdp) {
+  const workloadKeys = opts.workloadJwks ? jose.createLocalJWKSet(JSON.parse(readFileSync(opts.workloadJwks, 'utf8'))) : undefined;
+  const idpKeys = opts.trustIdp ? jose.createRemoteJWKSet(new URL(`${opts.trustIdp}/jwks`)) : undefined;
+  provider.registerGrantType(JWT_BEARER, jwtBearerGrant(workloadKeys, idpKeys), ['assertion', 'scope', 'resource']);
+}
+
+if (opts.idp) {
+  const publicKeys = jose.createLocalJWKSet({ keys: keys.map(({ d, ...pub }) => pub) });
+  const signing = await jose.importJWK(keys[0], 'ES256');
+  provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+    const p = ctx.oidc.params;
+    if (p.requested_token_type !== ID_JAG) throw new errors.InvalidRequest(`requested_token_type must be ${ID_JAG}`);
+    if (p.subject_token_type !== 'urn:ietf:params:oauth:token-type:id_token') throw new errors.InvalidRequest('subject_token_type must be an ID token');
+    if (!p.audience || !p.resource) throw new errors.InvalidRequest('audience and resource are required');
+    let payload;
+    try {
+      ({ payload } = await jose.jwtVerify(p.subject_token, publicKeys, { issuer, audience: ctx.oidc.client.clientId }));
+    } catch (err) {
+      throw new errors.InvalidGrant(`subject_token refused: ${err.message}`);
+    }
+    const jag = await new jose.SignJWT({ sub: payload.sub, client_id: 'smcp-e2e-jag', resource: p.resource, ...(p.scope ? { scope: p.scope } : {}) })
+      .setProtectedHeader({ alg: 'ES256', typ: 'oauth-id-jag+jwt', kid: keys[0].kid })
+      .setIssuer(issuer).setAudience(p.audience).setIssuedAt().setExpirationTime('5m').setJti(randomUUID())
+      .sign(signing);
+    ctx.body = { access_token: jag, issued_token_type: ID_JAG, token_type: 'N_A', expires_in: 300 };
+  }, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'resource', 'scope']);
+}
+
 provider.on('server_error', (_ctx, err) => console.error('oidc-provider server_error:', err));
 
 server.on('request', provider.callback());

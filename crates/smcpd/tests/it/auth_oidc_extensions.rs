@@ -1,7 +1,9 @@
 //! The authorization extensions end to end, with a real authorization server (npm
 //! `oidc-provider`, `scripts/oidc-provider`), the smcp client and smcpd: DPoP-bound tokens with
 //! nonces required on both sides; `private_key_jwt` client authentication; a DPoP-bound token
-//! presented as a bearer token to a server that does not do DPoP.
+//! presented as a bearer token to a server that does not do DPoP; workload identity federation
+//! and enterprise-managed authorization (the grants oidc-provider does not ship, registered
+//! through its `registerGrantType` in tests/oidc/provider.mjs).
 //! `SMCP_OIDC=skip` disables these tests.
 
 #![cfg(feature = "auth")]
@@ -16,7 +18,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use oidc::{Provider, ProviderOptions};
 use serde_json::json;
-use smcp_client::auth::{KeySigner, MemoryTokenStore, OAuthConfig, TokenStore};
+use smcp_client::auth::{
+    AssertionFile, AuthError, EnterpriseIdp, JwtSigner as _, KeySigner, MemoryTokenStore,
+    OAuthConfig, Secret, TokenStore,
+};
 use support::Smcpd;
 
 fn endpoint(server: &Smcpd) -> String {
@@ -145,4 +150,159 @@ async fn private_key_jwt_authenticates_the_client_and_a_wrong_key_is_refused() {
     );
     client.close().await;
     let _ = std::fs::remove_file(jwks_file);
+}
+
+/// A compact ES256 JWT with `claims`, signed by `key`.
+fn signed(key: &KeySigner, claims: &serde_json::Value) -> String {
+    let header = json!({"alg": "ES256", "typ": "JWT"});
+    let input = format!(
+        "{}.{}",
+        URL_SAFE_NO_PAD.encode(header.to_string()),
+        URL_SAFE_NO_PAD.encode(claims.to_string())
+    );
+    let signature = key.sign(input.as_bytes()).unwrap();
+    format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature))
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[tokio::test]
+async fn a_workloads_jwt_gets_a_token_and_a_wrong_audience_is_reported_not_retried() {
+    if oidc::skipped() {
+        return;
+    }
+    let (pem, jwks) = client_key();
+    let jwks_file = std::env::temp_dir().join(format!(
+        "smcpd-oidc-workload-jwks-{}.json",
+        std::process::id()
+    ));
+    std::fs::write(&jwks_file, jwks.to_string()).unwrap();
+    let provider = Provider::start_with(&ProviderOptions {
+        workload_jwks: Some(jwks_file.clone()),
+        ..ProviderOptions::default()
+    });
+    let server = Smcpd::start_with(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:tools",
+    ]);
+    let key = KeySigner::from_pem(pem.as_bytes()).unwrap();
+    let token_file =
+        std::env::temp_dir().join(format!("smcpd-oidc-workload-token-{}", std::process::id()));
+    let workload_token = |aud: &str| {
+        signed(
+            &key,
+            &json!({
+                "iss": "https://workload-issuer.example",
+                "sub": "system:serviceaccount:mcp:agent",
+                "aud": aud,
+                "iat": now(),
+                "exp": now() + 300,
+            }),
+        )
+    };
+    let client = || {
+        let oauth = OAuthConfig::builder()
+            .client_id(oidc::WORKLOAD_CLIENT)
+            .workload_identity(AssertionFile::new(&token_file))
+            .build();
+        smcp_client::Client::builder(endpoint(&server))
+            .oauth(oauth)
+            .build()
+            .unwrap()
+    };
+
+    std::fs::write(&token_file, workload_token(&provider.issuer)).unwrap();
+    let c = client();
+    let result = c
+        .call_tool("echo", json!({"text": "workload"}))
+        .await
+        .unwrap();
+    assert!(format!("{result:?}").contains("workload"));
+    c.close().await;
+
+    // A token for another audience: the provider refuses the grant, and the client reports it.
+    std::fs::write(&token_file, workload_token("https://elsewhere.example")).unwrap();
+    let c = client();
+    let err = c.list_tools().await.unwrap_err();
+    assert!(
+        matches!(err.auth_error(), Some(AuthError::Token { error, .. }) if error == "invalid_grant"),
+        "{err:?}"
+    );
+    c.close().await;
+    let _ = std::fs::remove_file(jwks_file);
+    let _ = std::fs::remove_file(token_file);
+}
+
+#[tokio::test]
+async fn an_enterprise_id_token_becomes_an_id_jag_then_an_access_token() {
+    if oidc::skipped() {
+        return;
+    }
+    let idp = Provider::start_with(&ProviderOptions {
+        idp: true,
+        ..ProviderOptions::default()
+    });
+    let authorization_server = Provider::start_with(&ProviderOptions {
+        trust_idp: Some(idp.issuer.clone()),
+        ..ProviderOptions::default()
+    });
+    let server = Smcpd::start_with(&[
+        "--auth-issuer",
+        &authorization_server.issuer,
+        "--auth-scope",
+        "mcp:tools",
+    ]);
+    // The host signed the user in with the identity provider.
+    let id_token = idp.id_token("alice").await;
+    let oauth = OAuthConfig::builder()
+        .client_id(oidc::JAG_CLIENT.0)
+        .client_secret(oidc::JAG_CLIENT.1)
+        .enterprise_idp(EnterpriseIdp::new(
+            format!("{}/token", idp.issuer),
+            oidc::PUBLIC_CLIENT,
+            Secret::new(id_token),
+        ))
+        .build();
+    let client = smcp_client::Client::builder(endpoint(&server))
+        .oauth(oauth)
+        .build()
+        .unwrap();
+    let result = client
+        .call_tool("echo", json!({"text": "enterprise"}))
+        .await
+        .unwrap();
+    assert!(format!("{result:?}").contains("enterprise"));
+    client.close().await;
+
+    // An ID token the identity provider did not issue is refused at the exchange.
+    let forged = signed(
+        &KeySigner::generate_es256().unwrap(),
+        &json!({"iss": idp.issuer, "sub": "mallory", "aud": oidc::PUBLIC_CLIENT, "iat": now(), "exp": now() + 300}),
+    );
+    let oauth = OAuthConfig::builder()
+        .client_id(oidc::JAG_CLIENT.0)
+        .client_secret(oidc::JAG_CLIENT.1)
+        .enterprise_idp(EnterpriseIdp::new(
+            format!("{}/token", idp.issuer),
+            oidc::PUBLIC_CLIENT,
+            Secret::new(forged),
+        ))
+        .build();
+    let client = smcp_client::Client::builder(endpoint(&server))
+        .oauth(oauth)
+        .build()
+        .unwrap();
+    let err = client.list_tools().await.unwrap_err();
+    assert!(
+        matches!(err.auth_error(), Some(AuthError::Token { error, .. }) if error == "invalid_grant"),
+        "{err:?}"
+    );
+    client.close().await;
 }

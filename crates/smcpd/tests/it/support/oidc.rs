@@ -23,6 +23,10 @@ pub(crate) const PUBLIC_CLIENT: &str = "smcp-e2e";
 pub(crate) const M2M_CLIENT: (&str, &str) = ("smcp-e2e-m2m", "smcp-e2e-m2m-secret");
 /// The client that authenticates with `private_key_jwt` (with `ProviderOptions::client_jwks`).
 pub(crate) const JWT_CLIENT: &str = "smcp-e2e-jwt";
+/// The public client allowed the JWT bearer grant with a workload's JWT (`workload_jwks`).
+pub(crate) const WORKLOAD_CLIENT: &str = "smcp-e2e-workload";
+/// The confidential client allowed the JWT bearer grant with an ID-JAG (`trust_idp`).
+pub(crate) const JAG_CLIENT: (&str, &str) = ("smcp-e2e-jag", "smcp-e2e-jag-secret");
 /// The resource-server client allowed to introspect tokens.
 pub(crate) const RS_CLIENT: (&str, &str) = ("smcp-e2e-rs", "smcp-e2e-rs-secret");
 
@@ -59,6 +63,13 @@ pub(crate) struct ProviderOptions {
     pub(crate) dpop_nonce: bool,
     /// Register [`JWT_CLIENT`] with the public JWKS in this file.
     pub(crate) client_jwks: Option<PathBuf>,
+    /// Workload identity: the JWT bearer grant for [`WORKLOAD_CLIENT`], workload JWTs signed
+    /// by a key in this JWKS file.
+    pub(crate) workload_jwks: Option<PathBuf>,
+    /// Act as an enterprise identity provider too (the token exchange to an ID-JAG).
+    pub(crate) idp: bool,
+    /// Accept ID-JAGs of this identity provider in the JWT bearer grant of [`JAG_CLIENT`].
+    pub(crate) trust_idp: Option<String>,
 }
 
 impl Provider {
@@ -89,6 +100,15 @@ impl Provider {
         }
         if let Some(jwks) = &options.client_jwks {
             cmd.arg("--client-jwks").arg(jwks);
+        }
+        if let Some(jwks) = &options.workload_jwks {
+            cmd.arg("--workload-jwks").arg(jwks);
+        }
+        if options.idp {
+            cmd.arg("--idp");
+        }
+        if let Some(idp) = &options.trust_idp {
+            cmd.args(["--trust-idp", idp]);
         }
         let mut child = cmd
             .stdout(Stdio::piped())
@@ -126,6 +146,50 @@ impl Provider {
         let body: Value = res.json().await.unwrap();
         assert!(status.is_success(), "token endpoint: {status} {body}");
         body["access_token"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Provider {
+    /// An ID token for `login`, issued to [`PUBLIC_CLIENT`]: the authorization code flow with
+    /// PKCE through the provider's pages, then the token request.
+    pub(crate) async fn id_token(&self, login: &str) -> String {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let verifier = "an-e2e-pkce-verifier-that-is-long-enough-to-be-valid-0123456789";
+        let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(verifier.as_bytes()));
+        let redirect = "http://127.0.0.1/callback";
+        let mut url = reqwest::Url::parse(&format!("{}/auth", self.issuer)).unwrap();
+        url.query_pairs_mut()
+            .append_pair("client_id", PUBLIC_CLIENT)
+            .append_pair("response_type", "code")
+            .append_pair("scope", "openid")
+            .append_pair("redirect_uri", redirect)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256");
+        let back = Browser::new(login).authorize(url.as_str()).await;
+        let back = reqwest::Url::parse(&back).unwrap();
+        let code = back
+            .query_pairs()
+            .find(|(k, _)| k == "code")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_else(|| panic!("no code in {back}"));
+        let res = reqwest::Client::new()
+            .post(format!("{}/token", self.issuer))
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", redirect),
+                ("code_verifier", verifier),
+                ("client_id", PUBLIC_CLIENT),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let status = res.status();
+        let body: Value = res.json().await.unwrap();
+        assert!(status.is_success(), "token endpoint: {status} {body}");
+        body["id_token"].as_str().unwrap().to_owned()
     }
 }
 
