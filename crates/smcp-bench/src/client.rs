@@ -34,12 +34,14 @@ pub async fn connect(addr: SocketAddr, timeout: Duration) -> anyhow::Result<Conn
 }
 
 /// Sends one MCP request (`POST target.path` with the 2026-07-28 headers, `Mcp-Method` and,
-/// when given, `Mcp-Name`) and reads the whole response body, all within `timeout`.
+/// when given, `Mcp-Name` and a `DPoP` proof) and reads the whole response body, all within
+/// `timeout`.
 pub async fn post_mcp(
     sender: &mut Connection,
     target: &Target,
     method: &'static str,
     name: Option<HeaderValue>,
+    dpop: Option<HeaderValue>,
     body: Bytes,
     timeout: Duration,
 ) -> anyhow::Result<(StatusCode, Bytes)> {
@@ -66,6 +68,9 @@ pub async fn post_mcp(
     if let Some(authorization) = &target.authorization {
         req = req.header(header::AUTHORIZATION, authorization.clone());
     }
+    if let Some(proof) = dpop {
+        req = req.header("dpop", proof);
+    }
     let req = req.body(Full::new(body))?;
     let exchange = async {
         sender.ready().await?;
@@ -90,8 +95,16 @@ pub async fn call_json(
 ) -> anyhow::Result<serde_json::Value> {
     let name = HeaderValue::from_str(tool).context("tool name is not a header value")?;
     let bytes = Bytes::from(serde_json::to_vec(body)?);
-    let (status, reply) =
-        post_mcp(sender, target, "tools/call", Some(name), bytes, timeout).await?;
+    let (status, reply) = post_mcp(
+        sender,
+        target,
+        "tools/call",
+        Some(name),
+        None,
+        bytes,
+        timeout,
+    )
+    .await?;
     if status != StatusCode::OK {
         bail!(
             "{tool}: status {status}: {}",

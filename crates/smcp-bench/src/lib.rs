@@ -12,6 +12,7 @@
 //! | [`target`] | loopback-only URL parsing (the load generator refuses anything else) |
 //! | [`procstat`] | server CPU time, RSS and open file descriptors from `/proc/<pid>` |
 //! | [`client`] | a hyper HTTP/1.1 keep-alive client for `POST /mcp` (`smcp-load`, `soak`) |
+//! | [`dpop`] | DPoP proofs signed ahead of a run, each used once (`smcp-load --dpop-key`, the `echo-dpop` case) |
 //! | [`listen`] | raw `subscriptions/listen` streams and a cheap notification reader (`bench-listen`, `soak`) |
 //! | [`report`] | the JSON line `smcp-load` prints and `bench-driver` reads |
 //! | `src/bin/bench-baseline.rs` | the physical-limit baseline server |
@@ -37,6 +38,7 @@
 //! scripts/bench --quick              # smoke: one ~1 s round at c = 1, 16 (run by scripts/test)
 //! scripts/bench --against baseline   # baseline vs a second baseline: validates the harness
 //! scripts/bench --rounds 5 --duration 10 --concurrency 16,64 --cases echo
+//! scripts/bench --cases echo,echo-jwt,echo-dpop  # what a JWT, and a DPoP proof, add per request
 //! scripts/bench --ab main            # A/B: smcpd of `main` (A) vs the working tree (B), one run
 //! scripts/bench listen --ab main 2000  # the listen fan-out bench against both, with B/A ratios
 //!
@@ -46,6 +48,8 @@
 //! smcp-load --url … --tool progress_echo       # sends a progressToken, expects 10 notifications
 //! smcp-load --url … --requests 100000          # a request count instead of a duration
 //! smcp-load --url … --tool echo --dump         # one request, raw body on stdout
+//! smcp-load --url … --bearer TOKEN              # Authorization: Bearer on every request
+//! smcp-load --url … --bearer TOKEN --dpop-key client.pem  # DPoP: a fresh proof per request
 //! ```
 //!
 //! Reading the table: `load` is how busy the load generator's own core was. At ≥ 90 % the
@@ -65,6 +69,16 @@
 //! takes the median of the rounds. Server CPU per request is the server's `utime + stime`
 //! delta over a round divided by the requests completed in that round (warm-up included on
 //! both sides).
+//!
+//! Authorization (opt-in cases, not in the default or `--quick` set): `echo-jwt` is `echo`
+//! with a valid JWT on every request, smcpd verifying it (`--auth-issuer` with a static
+//! `--auth-jwks`; a validated token is cached). `echo-dpop` is `echo` with a DPoP-bound JWT
+//! and a fresh DPoP proof (ES256) on every request, smcpd run with `--auth-dpop-required`:
+//! the difference in CPU µs/req to `echo-jwt` is what checking a proof costs. The proofs are
+//! signed before each round ([`dpop`]: signing one costs the load generator more than a whole
+//! request), and every `echo-dpop` round runs on a freshly started smcpd, whose in-memory
+//! replay guard refuses new proofs once it holds 100,000 live `jti`. The baseline ignores the
+//! headers.
 //!
 //! A/B: with `--smcpd-b`, every round runs baseline, A, B, so both builds see the same machine
 //! conditions; each is reported against the baseline, and a B/A table compares them directly
@@ -99,6 +113,7 @@
 //! even the chunk framing of the SSE stream were identical on the wire (Date masked).
 
 pub mod client;
+pub mod dpop;
 pub mod listen;
 pub mod procstat;
 pub mod report;

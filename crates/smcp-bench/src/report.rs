@@ -40,8 +40,13 @@ pub struct LoadReport {
     /// Near 1.0 with the load pinned to one core means the generator, not the server, may be
     /// the bottleneck.
     pub load_cpu_util: f64,
-    /// CPU time used by the load generator during the run, in microseconds.
+    /// CPU time used by the load generator during the run, in microseconds, the signing of
+    /// its DPoP proof pool included (`load_cpu_util` leaves that out).
     pub load_cpu_us: u64,
+    /// With DPoP proofs: how many were signed during the run because the pool signed ahead
+    /// of it ran dry (0: every proof came from the pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signed_inline: Option<u64>,
     /// `true` when the run had no errors and completed at least one request.
     pub valid: bool,
 }

@@ -14,7 +14,7 @@ pub struct Target {
     pub authority: String,
     /// The request path, e.g. `/mcp`.
     pub path: String,
-    /// The `Authorization` header every request carries (`Bearer …`), if any.
+    /// The `Authorization` header every request carries (`Bearer …` or `DPoP …`), if any.
     pub authorization: Option<http::HeaderValue>,
 }
 

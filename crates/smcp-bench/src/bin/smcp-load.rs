@@ -6,6 +6,10 @@
 //! a final `"result"` (and, for the progress case, the number of progress notifications),
 //! and prints one JSON line ([`smcp_bench::report::LoadReport`]). Any error makes the run
 //! invalid: the line says `"valid":false` and the exit status is 1.
+//!
+//! With `--dpop-key` (and `--bearer`, a DPoP-bound token) every request carries
+//! `Authorization: DPoP …` and a fresh DPoP proof, from a pool signed before the run starts
+//! (see [`smcp_bench::dpop`]).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -17,6 +21,7 @@ use bytes::Bytes;
 use clap::Parser;
 use http::{HeaderValue, StatusCode};
 use smcp_bench::client::{self, Connection};
+use smcp_bench::dpop::{ProofPool, ProofSigner};
 use smcp_bench::report::LoadReport;
 use smcp_bench::stats::LatencySummary;
 use smcp_bench::target::{Target, parse_loopback_url};
@@ -68,10 +73,40 @@ struct Args {
     /// `MCP-Protocol-Version: 2025-11-25` and no 2026-07-28 `_meta`.
     #[arg(long, conflicts_with = "progress")]
     legacy: bool,
-    /// A bearer token sent on every request (`Authorization: Bearer …`).
+    /// A bearer token sent on every request (`Authorization: Bearer …`, or `DPoP …` with
+    /// --dpop-key).
     #[arg(long, env = "SMCP_LOAD_BEARER", hide_env_values = true)]
     bearer: Option<String>,
+    /// The client's P-256 private key (PKCS#8 PEM file) the --bearer token is bound to
+    /// (`cnf.jkt`): every request is sent with `Authorization: DPoP` and a DPoP proof of its
+    /// own (ES256; a new `jti`, `iat`, `htm`, `htu` = --url, `ath`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SMCP_LOAD_DPOP_KEY",
+        requires = "bearer"
+    )]
+    dpop_key: Option<std::path::PathBuf>,
+    /// DPoP proofs to sign before the run (default: enough for the warm-up and the measured
+    /// time at 12,000 requests/s, or --requests plus the warm-up); the rest are signed
+    /// during the run and counted in the report (`dpop_signed_inline`).
+    #[arg(long, value_name = "N", requires = "dpop_key")]
+    dpop_pool: Option<usize>,
+    /// Once the pool is used up, send its proofs again instead of signing new ones: only
+    /// against a server that does not check proofs (the baseline); one that does refuses a
+    /// replayed `jti`.
+    #[arg(long, requires = "dpop_key")]
+    dpop_reuse: bool,
 }
+
+/// The request rate the default DPoP proof pool is sized for (see `--dpop-pool`): about
+/// twice what smcpd serves with `--auth-dpop-required` on the 2-core machine it was measured
+/// on (signing the pool takes the load generator about 36 µs per proof).
+const DPOP_POOL_RATE: f64 = 12_000.0;
+
+/// The longest warm-up plus duration with DPoP proofs: they are signed before the run and
+/// the server refuses proofs older than its max age (5 minutes by default).
+const DPOP_MAX_RUN_S: f64 = 240.0;
 
 /// Everything the connection tasks share.
 #[derive(Debug)]
@@ -91,6 +126,8 @@ struct Plan {
     /// With `--legacy`, the session every call belongs to (`None` against a server without
     /// sessions, the baseline).
     session: Option<HeaderValue>,
+    /// With `--dpop-key`, the proofs (one per request).
+    dpop: Option<ProofPool>,
 }
 
 /// What one connection task measured.
@@ -110,8 +147,13 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let mut target = parse_loopback_url(&args.url).map_err(anyhow::Error::msg)?;
     if let Some(token) = &args.bearer {
+        let scheme = if args.dpop_key.is_some() {
+            "DPoP"
+        } else {
+            "Bearer"
+        };
         target.authorization = Some(
-            HeaderValue::from_str(&format!("Bearer {token}"))
+            HeaderValue::from_str(&format!("{scheme} {token}"))
                 .context("--bearer is not a valid header value")?,
         );
     }
@@ -129,6 +171,12 @@ fn main() -> anyhow::Result<()> {
     }
     if !(args.timeout > 0.0 && args.timeout <= 600.0) {
         bail!("--timeout must be in (0, 600] seconds");
+    }
+    if args.dpop_key.is_some() && args.warmup + args.duration > DPOP_MAX_RUN_S {
+        bail!(
+            "with --dpop-key, --warmup + --duration must be at most {DPOP_MAX_RUN_S} s: the \
+             proofs are signed before the run and a server refuses old ones"
+        );
     }
     let threads = match args.threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
@@ -163,11 +211,13 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the connections share; `pool`, the DPoP proofs to sign now (with `--dpop-key`).
 async fn plan(
     args: &Args,
     target: Target,
     warmup: Duration,
     duration: Duration,
+    pool: usize,
 ) -> anyhow::Result<Plan> {
     let timeout = Duration::from_secs_f64(args.timeout);
     let session = if args.legacy {
@@ -175,6 +225,16 @@ async fn plan(
         client::open_session(&mut sender, &target, timeout).await?
     } else {
         None
+    };
+    let dpop = match (&args.dpop_key, &args.bearer) {
+        (Some(path), Some(token)) => {
+            let pem =
+                std::fs::read(path).with_context(|| format!("--dpop-key {}", path.display()))?;
+            let signer = ProofSigner::from_pem(&pem, &args.url, token)
+                .with_context(|| format!("--dpop-key {}", path.display()))?;
+            Some(ProofPool::new(signer, pool, args.dpop_reuse)?)
+        }
+        _ => None,
     };
     let now = Instant::now();
     Ok(Plan {
@@ -192,11 +252,27 @@ async fn plan(
             .requests
             .map(|n| AtomicI64::new(i64::try_from(n).unwrap_or(i64::MAX))),
         next_id: AtomicU64::new(1),
+        dpop,
     })
 }
 
+/// The size of the DPoP proof pool of a run (`--dpop-pool`, else its default).
+fn pool_size(args: &Args) -> usize {
+    if let Some(n) = args.dpop_pool {
+        return n;
+    }
+    let seconds = match args.requests {
+        Some(_) => args.warmup,
+        None => args.warmup + args.duration,
+    };
+    let requests = usize::try_from(args.requests.unwrap_or(0)).unwrap_or(usize::MAX);
+    // Bounded: --warmup ≤ 60 and --duration ≤ 600 are checked before.
+    ((seconds * DPOP_POOL_RATE).ceil() as usize).saturating_add(requests)
+}
+
 async fn dump(args: &Args, target: Target) -> anyhow::Result<()> {
-    let plan = plan(args, target, Duration::ZERO, Duration::from_secs(1)).await?;
+    // One request: its proof is signed when it is sent.
+    let plan = plan(args, target, Duration::ZERO, Duration::from_secs(1), 0).await?;
     let mut sender = connect(&plan).await?;
     let (status, body) = call(&plan, &mut sender).await?;
     let mut out = std::io::stdout().lock();
@@ -211,7 +287,9 @@ async fn dump(args: &Args, target: Target) -> anyhow::Result<()> {
 async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
     let warmup = Duration::from_secs_f64(args.warmup);
     let duration = Duration::from_secs_f64(args.duration);
-    let plan = Arc::new(plan(args, target, warmup, duration).await?);
+    // The load's CPU as bench-driver sees it includes signing the DPoP proofs ahead.
+    let cpu_start = smcp_bench::procstat::cpu_time_us(std::process::id());
+    let plan = Arc::new(plan(args, target, warmup, duration, pool_size(args)).await?);
     let cpu0 = smcp_bench::procstat::cpu_time_us(std::process::id());
     let wall0 = Instant::now();
     let mut tasks = Vec::with_capacity(args.connections);
@@ -232,12 +310,13 @@ async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
     }
     let wall = wall0.elapsed().as_secs_f64();
     let cpu1 = smcp_bench::procstat::cpu_time_us(std::process::id());
-    let load_cpu_us = match (cpu0, cpu1) {
+    let cpu_us = |from: Option<u64>| match (from, cpu1) {
         (Some(a), Some(b)) => b.saturating_sub(a),
         _ => 0,
     };
+    let load_cpu_us = cpu_us(cpu_start);
     let load_cpu_util = if wall > 0.0 {
-        load_cpu_us as f64 / 1e6 / wall
+        cpu_us(cpu0) as f64 / 1e6 / wall
     } else {
         0.0
     };
@@ -274,6 +353,7 @@ async fn run(args: &Args, target: Target) -> anyhow::Result<LoadReport> {
         mean_us: lat.map_or(0.0, |l| l.mean_us),
         load_cpu_util,
         load_cpu_us,
+        dpop_signed_inline: plan.dpop.as_ref().map(ProofPool::inline),
         valid: all.errors == 0 && requests > 0,
     })
 }
@@ -359,11 +439,13 @@ async fn call(plan: &Plan, sender: &mut Connection) -> anyhow::Result<(StatusCod
         return Ok((status, body));
     }
     let body = wire::tools_call_body(id, &plan.tool, plan.progress.then_some(id));
+    let proof = plan.dpop.as_ref().map(ProofPool::take).transpose()?;
     client::post_mcp(
         sender,
         &plan.target,
         "tools/call",
         Some(plan.tool_header.clone()),
+        proof,
         Bytes::from(body),
         plan.timeout,
     )

@@ -446,6 +446,7 @@ async fn echo_loop(ctx: &Ctx, period: Duration, offset: Duration, progress_every
                 &ctx.target,
                 "tools/call",
                 Some(HeaderValue::from_static(tool)),
+                None,
                 body,
                 ctx.timeout,
             )

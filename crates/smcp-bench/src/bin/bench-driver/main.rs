@@ -13,6 +13,10 @@
 //! server CPU µs per request of A and B and their ratio), also under `ab` in the JSON.
 //! `--label-a` / `--label-b` name them (default `A` / `B`). `scripts/bench --ab REV` builds
 //! REV's smcpd as A and the working tree's as B.
+//!
+//! Cases (`--cases`, see `Case`): `echo` and `progress` by default; `echo-2025`, and the
+//! authorization cases `echo-jwt` and `echo-dpop`, whose candidates run with the `--auth-*`
+//! flags and key material generated here (written next to `--out`).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -113,6 +117,16 @@ enum Case {
     /// ignores the header.
     #[value(name = "echo-jwt")]
     EchoJwt,
+    /// `echo` with a DPoP-bound JWT (`cnf.jkt`) and a fresh DPoP proof on every request
+    /// (ES256; new `jti`, `iat`, `htm`, `htu`, `ath`); smcpd runs with `--auth-dpop-required`
+    /// (as `echo-jwt`, plus checking each proof and remembering its `jti`). smcp-load signs
+    /// the proofs before the timed phase (`--dpop-key`; signing one costs it more than a
+    /// request). The baseline ignores both headers, so its rounds reuse a small pool
+    /// (`--dpop-reuse`). Every round gets a freshly started smcpd: its in-memory replay
+    /// guard holds 100,000 live `jti` (each for 6 minutes) and refuses new proofs past that,
+    /// which a few rounds at full speed reach.
+    #[value(name = "echo-dpop")]
+    EchoDpop,
 }
 
 impl Case {
@@ -122,46 +136,70 @@ impl Case {
             Case::Progress => "progress",
             Case::EchoLegacy => "echo-2025",
             Case::EchoJwt => "echo-jwt",
+            Case::EchoDpop => "echo-dpop",
         }
     }
     fn tool(self) -> &'static str {
         match self {
-            Case::Echo | Case::EchoLegacy | Case::EchoJwt => "echo",
+            Case::Echo | Case::EchoLegacy | Case::EchoJwt | Case::EchoDpop => "echo",
             Case::Progress => smcp_bench::wire::PROGRESS_TOOL,
         }
     }
-    /// Extra `smcp-load` arguments of the case.
-    fn load_args(self) -> &'static [&'static str] {
+    /// Extra `smcp-load` arguments of the case; `baseline`: against the baseline.
+    fn load_args(self, baseline: bool) -> &'static [&'static str] {
         match self {
             Case::EchoLegacy => &["--legacy"],
-            Case::Echo | Case::Progress | Case::EchoJwt => &[],
+            // The baseline checks no proof: a small pool handed out again and again.
+            Case::EchoDpop if baseline && BENCH_AUTH.get().is_some() => {
+                &["--dpop-pool", "1000", "--dpop-reuse"]
+            }
+            Case::Echo | Case::Progress | Case::EchoJwt | Case::EchoDpop => &[],
         }
     }
-    /// Environment of `smcp-load` for the case (the bearer token of `echo-jwt`).
+    /// Whether every round needs a freshly started candidate (see [`Case::EchoDpop`]).
+    fn fresh_server_each_round(self) -> bool {
+        self == Case::EchoDpop && BENCH_AUTH.get().is_some()
+    }
+    /// Environment of `smcp-load` for the case (the bearer token of `echo-jwt`; the bound
+    /// token and the client key of `echo-dpop`).
     fn load_env(self) -> Vec<(&'static str, String)> {
         match (self, BENCH_AUTH.get()) {
             (Case::EchoJwt, Some(auth)) => vec![("SMCP_LOAD_BEARER", auth.token.clone())],
+            (Case::EchoDpop, Some(auth)) => vec![
+                ("SMCP_LOAD_BEARER", auth.bound_token.clone()),
+                ("SMCP_LOAD_DPOP_KEY", auth.client_key.display().to_string()),
+            ],
             _ => Vec::new(),
         }
     }
-    /// Extra arguments of the candidate server for the case (`echo-jwt`: authorization on).
+    /// Extra arguments of the candidate server for the case (`echo-jwt`: authorization on;
+    /// `echo-dpop`: DPoP-bound tokens required as well).
     fn server_args(self) -> Vec<String> {
         match (self, BENCH_AUTH.get()) {
             (Case::EchoJwt, Some(auth)) => auth.server_args.clone(),
+            (Case::EchoDpop, Some(auth)) => {
+                let mut args = auth.server_args.clone();
+                args.push("--auth-dpop-required".to_owned());
+                args
+            }
             _ => Vec::new(),
         }
     }
 }
 
-/// The `echo-jwt` case's key material: a JWKS file for smcpd and a token for smcp-load.
+/// The key material of `echo-jwt` and `echo-dpop`: a JWKS file for smcpd, a token for
+/// smcp-load, and for DPoP a client key (PKCS#8 PEM file) and a token bound to it.
 struct BenchAuth {
     token: String,
+    bound_token: String,
+    client_key: PathBuf,
     server_args: Vec<String>,
 }
 
 static BENCH_AUTH: std::sync::OnceLock<BenchAuth> = std::sync::OnceLock::new();
 
-/// Generates a P-256 key, writes its JWKS into `dir` and signs a day-long token.
+/// Generates a P-256 key, writes its JWKS into `dir` and signs a day-long token; and a
+/// client key (into `dir`) with a day-long token bound to it (`cnf.jkt`).
 fn bench_auth(dir: &Path) -> anyhow::Result<BenchAuth> {
     use jsonwebtoken::jwk::{Jwk, JwkSet};
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -180,8 +218,19 @@ fn bench_auth(dir: &Path) -> anyhow::Result<BenchAuth> {
     header.kid = Some("bench".to_owned());
     let claims = json!({"sub": "bench", "iss": ISSUER, "aud": AUDIENCE, "scope": "mcp", "exp": now + 86_400});
     let token = jsonwebtoken::encode(&header, &claims, &key)?;
+    let client = rcgen::KeyPair::generate()?;
+    let client_key = dir.join("bench-dpop-key.pem");
+    std::fs::write(&client_key, client.serialize_pem())?;
+    let client_jwk =
+        smcp_bench::dpop::public_jwk(&EncodingKey::from_ec_der(&client.serialize_der()))?;
+    let jkt = smcp_bench::dpop::thumbprint(&client_jwk)?;
+    let claims = json!({"sub": "bench", "iss": ISSUER, "aud": AUDIENCE, "scope": "mcp",
+                        "exp": now + 86_400, "cnf": {"jkt": jkt}});
+    let bound_token = jsonwebtoken::encode(&header, &claims, &key)?;
     Ok(BenchAuth {
         token,
+        bound_token,
+        client_key,
         server_args: [
             "--auth-issuer",
             ISSUER,
@@ -213,6 +262,25 @@ struct Server {
     name: String,
     url: String,
     child: Child,
+    /// How it was started (for [`Server::restart`]): binary, CPU, log directory, flags.
+    bin: PathBuf,
+    cpu: Option<usize>,
+    log_dir: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Server {
+    /// Whether this is the baseline (candidate labels are never `baseline`).
+    fn is_baseline(&self) -> bool {
+        self.name == "baseline"
+    }
+
+    /// Replaces the process with a freshly started one (another port, the same flags).
+    fn restart(&mut self) -> anyhow::Result<()> {
+        let fresh = start_server(&self.name, &self.bin, self.cpu, &self.log_dir, &self.extra)?;
+        *self = fresh;
+        Ok(())
+    }
 }
 
 impl Drop for Server {
@@ -328,7 +396,8 @@ fn run() -> anyhow::Result<()> {
     let log_dir = args.out.parent().map(Path::to_path_buf).unwrap_or_default();
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
 
-    if args.cases.contains(&Case::EchoJwt) && args.against == Against::Smcpd {
+    let auth_cases = [Case::EchoJwt, Case::EchoDpop];
+    if args.cases.iter().any(|c| auth_cases.contains(c)) && args.against == Against::Smcpd {
         let auth = bench_auth(&log_dir)?;
         let _ = BENCH_AUTH.set(auth);
     }
@@ -383,7 +452,8 @@ fn run() -> anyhow::Result<()> {
     let mut failures = Vec::new();
     let mut running_args: Vec<String> = Vec::new();
     for &case in &args.cases {
-        // A case whose candidate runs with other flags (echo-jwt) gets fresh candidates.
+        // A case whose candidate runs with other flags (echo-jwt, echo-dpop) gets fresh
+        // candidates.
         let wanted = case.server_args();
         if wanted != running_args {
             for (i, (name, bin)) in candidates.iter().enumerate() {
@@ -394,7 +464,7 @@ fn run() -> anyhow::Result<()> {
         for &conc in &args.concurrency {
             let mut rounds: Vec<Vec<Round>> = servers.iter().map(|_| Vec::new()).collect();
             for r in 0..args.rounds {
-                for (i, server) in servers.iter().enumerate() {
+                for (i, server) in servers.iter_mut().enumerate() {
                     eprintln!(
                         "bench-driver: {} c={conc} round {}/{} {}",
                         case.name(),
@@ -512,6 +582,10 @@ fn start_server(
         name: name.to_owned(),
         url: String::new(),
         child,
+        bin: bin.to_path_buf(),
+        cpu,
+        log_dir: log_dir.to_path_buf(),
+        extra: extra.to_vec(),
     };
     match rx.recv_timeout(Duration::from_secs(15)) {
         Ok(url) => {
@@ -543,7 +617,7 @@ fn dump(load_bin: &Path, url: &str, case: Case) -> anyhow::Result<Vec<u8>> {
             "--tool",
             case.tool(),
         ])
-        .args(case.load_args())
+        .args(case.load_args(false))
         .envs(case.load_env())
         .stderr(Stdio::piped())
         .output()
@@ -582,7 +656,7 @@ fn measure_quietly(
     args: &Args,
     load_bin: &Path,
     load_cpu: Option<usize>,
-    server: &Server,
+    server: &mut Server,
     case: Case,
     conc: usize,
 ) -> anyhow::Result<Round> {
@@ -601,22 +675,26 @@ fn measure_quietly(
     Ok(best)
 }
 
-/// Runs one round of load against `server`, sampling its CPU time around the run.
+/// Runs one round of load against `server`, sampling its CPU time around the run (on a
+/// freshly started candidate when the case needs one).
 fn measure(
     args: &Args,
     load_bin: &Path,
     load_cpu: Option<usize>,
-    server: &Server,
+    server: &mut Server,
     case: Case,
     conc: usize,
 ) -> anyhow::Result<Round> {
+    if case.fresh_server_each_round() && !server.is_baseline() {
+        server.restart()?;
+    }
     let pid = server.child.id();
     let cpu0 = cpu_time_us(pid).with_context(|| format!("{} is not running", server.name))?;
     let busy0 = system_busy_us();
     let wall0 = Instant::now();
     let out = command(load_bin, load_cpu)
         .args(["--url", &server.url, "--tool", case.tool()])
-        .args(case.load_args())
+        .args(case.load_args(server.is_baseline()))
         .envs(case.load_env())
         .args(["-c", &conc.to_string()])
         .args(["--duration", &args.duration.to_string()])
@@ -641,6 +719,12 @@ fn measure(
             "invalid run: {} error(s), first: {}",
             report.errors,
             report.first_error.as_deref().unwrap_or("none")
+        );
+    }
+    if let Some(inline) = report.dpop_signed_inline.filter(|n| *n > 0) {
+        eprintln!(
+            "bench-driver:   {inline} DPoP proofs signed during the round (the pool ran dry; \
+             the load generator's figures include them)"
         );
     }
     let cpu_us_per_req =
