@@ -20,7 +20,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use super::jwt::AuthConfigError;
-use crate::core::mrtr::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, ReplayGuard};
+use crate::core::mrtr::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, Redeem, ReplayGuard};
 
 /// The `DPoP` request header.
 pub const DPOP: &str = "dpop";
@@ -148,20 +148,19 @@ impl DpopConfig {
         Some(nonce.issue(nonce.window_of(now)))
     }
 
-    /// Remembers `proof`'s `jti`: `false` if it was seen before (a replay).
-    pub(crate) async fn first_use(&self, proof: &Proof) -> bool {
+    /// Remembers `proof`'s `jti`: [`Redeem::Seen`] for a replay, [`Redeem::Full`] when the
+    /// guard cannot remember another proof now.
+    pub(crate) async fn redeem(&self, proof: &Proof) -> Redeem {
         let mut digest = Sha256::new();
         digest.update(proof.jkt.as_bytes());
         digest.update(b"\0");
         digest.update(proof.jti.as_bytes());
         let id = format!("dpop:{}", URL_SAFE_NO_PAD.encode(digest.finalize()));
-        // A second more, so that the expiry is never already past (a zero skew).
-        let until = UNIX_EPOCH
-            + Duration::from_secs(proof.iat)
-            + self.max_age
-            + self.skew
-            + Duration::from_secs(1);
-        self.replay.first_use(&id, until).await
+        // Accepted while `iat` is within `max_age`: remembered that long, and a second more
+        // so that the expiry is never already past.
+        let until =
+            UNIX_EPOCH + Duration::from_secs(proof.iat) + self.max_age + Duration::from_secs(1);
+        self.replay.redeem(&id, until).await
     }
 }
 

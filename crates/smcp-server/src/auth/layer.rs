@@ -19,6 +19,7 @@ use super::scopes::{Granted, ScopePolicy};
 use super::verifier::{TokenError, TokenVerifier};
 use crate::core::access::{Access, InsufficientScope};
 use crate::core::context::Principal;
+use crate::core::mrtr::Redeem;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -496,8 +497,26 @@ async fn authenticate(
                 if proof.jkt != *jkt {
                     return Err(refuse_dpop(config, &DpopError::KeyMismatch));
                 }
-                if !dpop.first_use(&proof).await {
-                    return Err(refuse_dpop(config, &DpopError::Replayed));
+                match dpop.redeem(&proof).await {
+                    Redeem::First => {}
+                    Redeem::Seen => return Err(refuse_dpop(config, &DpopError::Replayed)),
+                    Redeem::Full => {
+                        tracing::warn!(
+                            "the DPoP replay guard is full: proofs refused until ids expire (share a larger guard, e.g. Redis, or shorten the proof age)"
+                        );
+                        let mut busy = challenge::refusal(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            &[],
+                            INTERNAL_ERROR,
+                            "too many DPoP proofs in their validity window; try again later",
+                            None,
+                        );
+                        busy.headers_mut().insert(
+                            http::header::RETRY_AFTER,
+                            http::HeaderValue::from_static("1"),
+                        );
+                        return Err(busy);
+                    }
                 }
                 next_nonce = proof.next_nonce;
             }

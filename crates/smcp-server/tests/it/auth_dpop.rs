@@ -344,6 +344,33 @@ async fn dpop_replayed_jti_is_refused() {
 }
 
 #[tokio::test]
+async fn a_full_replay_guard_answers_503_not_a_replay() {
+    // Room for one live proof: the second fresh one cannot be remembered, so it is refused
+    // (fail closed), as the server's overload and not as the client's replay.
+    let f = fixture(
+        DpopConfig::builder()
+            .replay_guard(smcp_server::mrtr::MemoryReplayGuard::new(1))
+            .build()
+            .unwrap(),
+    );
+    let token = f.bound_token();
+    let first = send(&f, call(&format!("DPoP {token}"), &[&f.good_proof(&token)])).await;
+    assert_eq!(first.status, StatusCode::OK, "{:?}", first.body);
+    let request = call(&format!("DPoP {token}"), &[&f.good_proof(&token)]);
+    let response = f.app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert!(response.headers().get("www-authenticate").is_none());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        body["error"]["message"],
+        "too many DPoP proofs in their validity window; try again later"
+    );
+    assert_eq!(f.runs.load(Ordering::SeqCst), 1, "a handler ran");
+}
+
+#[tokio::test]
 async fn dpop_proof_by_another_key_is_refused() {
     let f = default_fixture();
     let token = f.bound_token();

@@ -84,6 +84,12 @@ pub(crate) struct AuthArgs {
     /// a flag); without it, a random key per process.
     #[arg(long, requires = "auth_issuer")]
     auth_dpop_nonce: bool,
+    /// Without --redis: how many DPoP proofs one instance remembers within their validity
+    /// window (5 minutes), which bounds the sustained DPoP request rate (the default allows
+    /// about 330 per second); past it, proofs get 503 until older ones expire. About 100 bytes
+    /// each.
+    #[arg(long, value_name = "N", default_value_t = smcp_server::mrtr::DEFAULT_REPLAY_CAPACITY, requires = "auth_issuer")]
+    auth_dpop_replay_capacity: usize,
 }
 
 /// Without the feature: no flags.
@@ -143,9 +149,12 @@ impl AuthArgs {
             };
             builder = builder.require_nonce(key);
         }
-        if let Some(replay) = replay {
-            builder = builder.replay_guard_arc(replay);
-        }
+        builder = match replay {
+            Some(replay) => builder.replay_guard_arc(replay),
+            None => builder.replay_guard(smcp_server::mrtr::MemoryReplayGuard::new(
+                self.auth_dpop_replay_capacity,
+            )),
+        };
         Ok(Some(builder.build().context("--auth-dpop")?))
     }
 

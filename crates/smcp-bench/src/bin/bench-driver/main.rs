@@ -123,8 +123,8 @@ enum Case {
     /// the proofs before the timed phase (`--dpop-key`; signing one costs it more than a
     /// request). The baseline ignores both headers, so its rounds reuse a small pool
     /// (`--dpop-reuse`). Every round gets a freshly started smcpd: its in-memory replay
-    /// guard holds 100,000 live `jti` (each for 6 minutes) and refuses new proofs past that,
-    /// which a few rounds at full speed reach.
+    /// guard holds 100,000 live `jti` (each for 5 minutes, `--auth-dpop-replay-capacity`) and
+    /// answers 503 to new proofs past that, which a few rounds at full speed reach.
     #[value(name = "echo-dpop")]
     EchoDpop,
 }

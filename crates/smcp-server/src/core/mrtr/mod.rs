@@ -50,5 +50,5 @@ pub use config::MrtrConfig;
 pub(crate) use input::state_error;
 pub(crate) use input::{Binding, Salient};
 pub use input::{HeldInput, Input};
-pub use replay::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, ReplayGuard};
+pub use replay::{DEFAULT_REPLAY_CAPACITY, MemoryReplayGuard, Redeem, ReplayGuard};
 pub use seal::StateError;

@@ -21,6 +21,30 @@ pub trait ReplayGuard: Send + Sync + 'static {
     /// `true` the first time `state_id` is presented, `false` afterwards. `expires_at` says
     /// how long the id must be remembered.
     fn first_use(&self, state_id: &str, expires_at: SystemTime) -> BoxFuture<bool>;
+
+    /// [`first_use`](Self::first_use), telling a replay from a guard that refuses because it
+    /// cannot remember one more id ([`Redeem::Full`]). The default knows only the first two.
+    fn redeem(&self, state_id: &str, expires_at: SystemTime) -> BoxFuture<Redeem> {
+        let first = self.first_use(state_id, expires_at);
+        Box::pin(async move {
+            if first.await {
+                Redeem::First
+            } else {
+                Redeem::Seen
+            }
+        })
+    }
+}
+
+/// What [`ReplayGuard::redeem`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redeem {
+    /// The first use: go on.
+    First,
+    /// Seen before: a replay.
+    Seen,
+    /// Not seen, but refused: the guard holds as many live ids as it may (fail closed).
+    Full,
 }
 
 impl std::fmt::Debug for dyn ReplayGuard {
@@ -88,6 +112,18 @@ impl MemoryReplayGuard {
 
 impl ReplayGuard for MemoryReplayGuard {
     fn first_use(&self, state_id: &str, expires_at: SystemTime) -> BoxFuture<bool> {
+        let fresh = self.redeem_now(state_id, expires_at) == Redeem::First;
+        Box::pin(async move { fresh })
+    }
+
+    fn redeem(&self, state_id: &str, expires_at: SystemTime) -> BoxFuture<Redeem> {
+        let redeem = self.redeem_now(state_id, expires_at);
+        Box::pin(async move { redeem })
+    }
+}
+
+impl MemoryReplayGuard {
+    fn redeem_now(&self, state_id: &str, expires_at: SystemTime) -> Redeem {
         let mut seen = self
             .seen
             .lock()
@@ -101,13 +137,14 @@ impl ReplayGuard for MemoryReplayGuard {
             }
             seen.purge_at = 2 * live;
         }
-        let fresh = if seen.ids.contains_key(state_id) || seen.ids.len() >= self.capacity {
-            false
+        if seen.ids.contains_key(state_id) {
+            Redeem::Seen
+        } else if seen.ids.len() >= self.capacity {
+            Redeem::Full
         } else {
             seen.ids.insert(state_id.to_owned(), expires_at);
-            true
-        };
-        Box::pin(async move { fresh })
+            Redeem::First
+        }
     }
 }
 
@@ -117,6 +154,25 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
+
+    #[tokio::test]
+    async fn redeem_tells_a_replay_from_a_full_guard() {
+        let guard = MemoryReplayGuard::new(1);
+        let later = SystemTime::now() + Duration::from_secs(60);
+        assert_eq!(guard.redeem("a", later).await, Redeem::First);
+        assert_eq!(guard.redeem("a", later).await, Redeem::Seen);
+        assert_eq!(guard.redeem("b", later).await, Redeem::Full);
+        // The trait's default, for a guard that only answers first_use.
+        struct Plain(MemoryReplayGuard);
+        impl ReplayGuard for Plain {
+            fn first_use(&self, id: &str, expires_at: SystemTime) -> BoxFuture<bool> {
+                self.0.first_use(id, expires_at)
+            }
+        }
+        let plain = Plain(MemoryReplayGuard::new(1));
+        assert_eq!(plain.redeem("a", later).await, Redeem::First);
+        assert_eq!(plain.redeem("a", later).await, Redeem::Seen);
+    }
 
     #[tokio::test]
     async fn expired_ids_are_purged_long_before_the_capacity_is_reached() {
