@@ -1,6 +1,6 @@
 //! Which grant gets the tokens, and where the JWTs of the JWT bearer grants come from:
 //! [`AssertionSource`] (a workload's identity token, the user's enterprise ID token),
-//! [`AssertionFile`], [`AssertionEnv`], and [`EnterpriseIdp`] (enterprise-managed
+//! [`AssertionFile`], [`AssertionEnv`], [`AssertionFn`], and [`EnterpriseIdp`] (enterprise-managed
 //! authorization: the ID token exchanged for an ID-JAG at the identity provider first).
 
 use std::path::PathBuf;
@@ -104,6 +104,36 @@ impl AssertionSource for AssertionEnv {
     }
 }
 
+/// A JWT from a callback, called for every grant (a token from a metadata service, an agent,
+/// a cloud SDK).
+pub struct AssertionFn<F>(F);
+
+impl<F> AssertionFn<F>
+where
+    F: Fn() -> BoxFuture<'static, Result<Secret, AuthError>> + Send + Sync + 'static,
+{
+    /// Wraps `fetch`.
+    pub fn new(fetch: F) -> Self {
+        Self(fetch)
+    }
+}
+
+impl<F> std::fmt::Debug for AssertionFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AssertionFn")
+    }
+}
+
+impl<F> AssertionSource for AssertionFn<F>
+where
+    F: Fn() -> BoxFuture<'static, Result<Secret, AuthError>> + Send + Sync + 'static,
+{
+    fn assertion(&self) -> BoxFuture<'_, Result<Secret, AuthError>> {
+        let fetched = (self.0)();
+        Box::pin(async move { checked(fetched.await?.expose(), "the callback's assertion") })
+    }
+}
+
 /// A fixed JWT (one a host obtained itself).
 impl AssertionSource for Secret {
     fn assertion(&self) -> BoxFuture<'_, Result<Secret, AuthError>> {
@@ -198,5 +228,13 @@ mod tests {
             "{err}"
         );
         assert!(Secret::new("").assertion().await.is_err());
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let callback = AssertionFn::new(move || {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async move { Ok(Secret::new(format!("h.p{n}.s"))) })
+        });
+        assert_eq!(callback.assertion().await.unwrap().expose(), "h.p0.s");
+        assert_eq!(callback.assertion().await.unwrap().expose(), "h.p1.s");
     }
 }

@@ -45,7 +45,7 @@ pub use authorizer::{
 pub use challenge::BearerChallenge;
 pub use dpop::DpopMode;
 pub use error::AuthError;
-pub use grant::{AssertionEnv, AssertionFile, AssertionSource, EnterpriseIdp};
+pub use grant::{AssertionEnv, AssertionFile, AssertionFn, AssertionSource, EnterpriseIdp};
 pub use jws::{JwtSigner, KeySigner};
 pub use secret::Secret;
 pub(crate) use store::now_secs;
