@@ -17,7 +17,10 @@ use std::time::Duration;
 use oidc::{Browser, Provider, ProviderOptions};
 use serde_json::json;
 use smcp_client::BoxFuture;
-use smcp_client::auth::{AuthError, AuthorizationResponse, Authorizer, OAuthConfig};
+use smcp_client::auth::{
+    AuthError, AuthorizationResponse, Authorizer, KeySigner, MemoryTokenStore, OAuthConfig,
+    TokenStore,
+};
 use support::Smcpd;
 
 /// smcpd protected by `provider`: `mcp:tools` for everything, `mcp:admin` for `toggle_extra`,
@@ -115,6 +118,85 @@ async fn the_smcp_client_signs_in_steps_up_and_refreshes() {
         2,
         "refreshed without the browser"
     );
+}
+
+#[tokio::test]
+async fn dpop_bound_refresh_tokens_refresh_with_the_same_key_only() {
+    if oidc::skipped() {
+        return;
+    }
+    let provider = Provider::start_with(&ProviderOptions {
+        access_ttl: Some(3),
+        dpop: true,
+        dpop_nonce: true,
+        ..ProviderOptions::default()
+    });
+    let server = Smcpd::start_env(
+        &[
+            "--auth-issuer",
+            &provider.issuer,
+            "--auth-scope",
+            "mcp:tools",
+            "--auth-dpop-required",
+            "--auth-dpop-nonce",
+        ],
+        &[(
+            "SMCPD_AUTH_DPOP_NONCE_KEY",
+            "an-e2e-nonce-key-of-at-least-32-bytes".to_owned(),
+        )],
+        "smcpd=info,smcp_server=info",
+    );
+    let store = Arc::new(MemoryTokenStore::new());
+    let visits = Arc::new(AtomicUsize::new(0));
+    let client_with = |builder: smcp_client::auth::OAuthConfigBuilder| {
+        let oauth = builder
+            .client_id(oidc::PUBLIC_CLIENT)
+            .authorizer(ProviderBrowser::new(visits.clone()))
+            .shared_token_store(store.clone())
+            .build();
+        smcp_client::Client::builder(endpoint(&server))
+            .oauth(oauth)
+            .build()
+            .unwrap()
+    };
+    // Sign-in with DPoP (the provider offers it): a bound access token and refresh token.
+    let client = client_with(OAuthConfig::builder());
+    client.list_tools().await.unwrap();
+    assert_eq!(visits.load(Ordering::SeqCst), 1);
+    let stored = store.load(&endpoint(&server)).unwrap().unwrap();
+    assert!(
+        stored.is_dpop() && stored.refresh_token.is_some(),
+        "{stored:?}"
+    );
+
+    // Expired: the refresh carries a proof of the same key, so no browser.
+    tokio::time::sleep(Duration::from_millis(3300)).await;
+    client
+        .call_tool("echo", json!({"text": "refreshed"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        visits.load(Ordering::SeqCst),
+        1,
+        "refreshed without the browser"
+    );
+    client.close().await;
+
+    // Another key cannot use that refresh token: the provider refuses the refresh and the
+    // client signs in again through the browser.
+    tokio::time::sleep(Duration::from_millis(3300)).await;
+    let other =
+        client_with(OAuthConfig::builder().dpop_signer(KeySigner::generate_es256().unwrap()));
+    other
+        .call_tool("echo", json!({"text": "other key"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        visits.load(Ordering::SeqCst),
+        2,
+        "the refresh with another key was refused"
+    );
+    other.close().await;
 }
 
 #[tokio::test]
