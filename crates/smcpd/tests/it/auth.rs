@@ -272,19 +272,9 @@ fn bound_token(key: &Key, iss: &str, aud: &str, client: &Key) -> String {
 
 /// POSTs the JSON-RPC request `body` with `Authorization: DPoP token` and the proof.
 async fn post_dpop(url: &str, token: &str, proof: &str, body: &Value) -> reqwest::Response {
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", body["method"].as_str().unwrap());
-    if let Some(name) = body["params"]["name"].as_str() {
-        request = request.header("mcp-name", name);
-    }
-    request
+    crate::support::post_rpc(&reqwest::Client::new(), url, body)
         .header("authorization", format!("DPoP {token}"))
         .header("dpop", proof)
-        .body(body.to_string())
         .send()
         .await
         .unwrap()

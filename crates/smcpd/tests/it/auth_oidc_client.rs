@@ -131,21 +131,7 @@ async fn dpop_bound_refresh_tokens_refresh_with_the_same_key_only() {
         dpop_nonce: true,
         ..ProviderOptions::default()
     });
-    let server = Smcpd::start_env(
-        &[
-            "--auth-issuer",
-            &provider.issuer,
-            "--auth-scope",
-            "mcp:tools",
-            "--auth-dpop-required",
-            "--auth-dpop-nonce",
-        ],
-        &[(
-            "SMCPD_AUTH_DPOP_NONCE_KEY",
-            "an-e2e-nonce-key-of-at-least-32-bytes".to_owned(),
-        )],
-        "smcpd=info,smcp_server=info",
-    );
+    let server = crate::auth_oidc_extensions::dpop_smcpd(&provider);
     let store = Arc::new(MemoryTokenStore::new());
     let visits = Arc::new(AtomicUsize::new(0));
     let client_with = |builder: smcp_client::auth::OAuthConfigBuilder| {

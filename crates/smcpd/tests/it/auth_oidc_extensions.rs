@@ -28,17 +28,9 @@ fn endpoint(server: &Smcpd) -> String {
     format!("http://{}/mcp", server.addr)
 }
 
-#[tokio::test]
-async fn dpop_binds_the_clients_tokens_with_nonces_required_by_both_servers() {
-    if oidc::skipped() {
-        return;
-    }
-    let provider = Provider::start_with(&ProviderOptions {
-        dpop: true,
-        dpop_nonce: true,
-        ..ProviderOptions::default()
-    });
-    let server = Smcpd::start_env(
+/// smcpd protected by `provider`, requiring `mcp:tools`, DPoP-bound tokens and DPoP nonces.
+pub(crate) fn dpop_smcpd(provider: &Provider) -> Smcpd {
+    Smcpd::start_env(
         &[
             "--auth-issuer",
             &provider.issuer,
@@ -52,7 +44,30 @@ async fn dpop_binds_the_clients_tokens_with_nonces_required_by_both_servers() {
             "an-e2e-nonce-key-of-at-least-32-bytes".to_owned(),
         )],
         "smcpd=info,smcp_server=info",
-    );
+    )
+}
+
+/// `jwks` written to a temporary file named after `what` (removed by the caller).
+fn jwks_file(what: &str, jwks: &serde_json::Value) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "smcpd-oidc-{what}-jwks-{}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, jwks.to_string()).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn dpop_binds_the_clients_tokens_with_nonces_required_by_both_servers() {
+    if oidc::skipped() {
+        return;
+    }
+    let provider = Provider::start_with(&ProviderOptions {
+        dpop: true,
+        dpop_nonce: true,
+        ..ProviderOptions::default()
+    });
+    let server = dpop_smcpd(&provider);
     let store = Arc::new(MemoryTokenStore::new());
     // No DPoP setting: the provider's metadata offers ES256 proofs, so the client uses them.
     let oauth = OAuthConfig::builder()
@@ -107,11 +122,7 @@ async fn private_key_jwt_authenticates_the_client_and_a_wrong_key_is_refused() {
         return;
     }
     let (pem, jwks) = client_key();
-    let jwks_file = std::env::temp_dir().join(format!(
-        "smcpd-oidc-client-jwks-{}.json",
-        std::process::id()
-    ));
-    std::fs::write(&jwks_file, jwks.to_string()).unwrap();
+    let jwks_file = jwks_file("client", &jwks);
     // The provider binds tokens with DPoP; this smcpd does not do DPoP and challenges only
     // Bearer, so the client presents its bound token as a bearer token (RFC 9449 §7.2).
     let provider = Provider::start_with(&ProviderOptions {
@@ -177,11 +188,7 @@ async fn a_workloads_jwt_gets_a_token_and_a_wrong_audience_is_reported_not_retri
         return;
     }
     let (pem, jwks) = client_key();
-    let jwks_file = std::env::temp_dir().join(format!(
-        "smcpd-oidc-workload-jwks-{}.json",
-        std::process::id()
-    ));
-    std::fs::write(&jwks_file, jwks.to_string()).unwrap();
+    let jwks_file = jwks_file("workload", &jwks);
     let provider = Provider::start_with(&ProviderOptions {
         workload_jwks: Some(jwks_file.clone()),
         ..ProviderOptions::default()
@@ -259,21 +266,23 @@ async fn an_enterprise_id_token_becomes_an_id_jag_then_an_access_token() {
         "--auth-scope",
         "mcp:tools",
     ]);
+    let client_with = |id_token: String| {
+        let oauth = OAuthConfig::builder()
+            .client_id(oidc::JAG_CLIENT.0)
+            .client_secret(oidc::JAG_CLIENT.1)
+            .enterprise_idp(EnterpriseIdp::new(
+                format!("{}/token", idp.issuer),
+                oidc::PUBLIC_CLIENT,
+                Secret::new(id_token),
+            ))
+            .build();
+        smcp_client::Client::builder(endpoint(&server))
+            .oauth(oauth)
+            .build()
+            .unwrap()
+    };
     // The host signed the user in with the identity provider.
-    let id_token = idp.id_token("alice").await;
-    let oauth = OAuthConfig::builder()
-        .client_id(oidc::JAG_CLIENT.0)
-        .client_secret(oidc::JAG_CLIENT.1)
-        .enterprise_idp(EnterpriseIdp::new(
-            format!("{}/token", idp.issuer),
-            oidc::PUBLIC_CLIENT,
-            Secret::new(id_token),
-        ))
-        .build();
-    let client = smcp_client::Client::builder(endpoint(&server))
-        .oauth(oauth)
-        .build()
-        .unwrap();
+    let client = client_with(idp.id_token("alice").await);
     let result = client
         .call_tool("echo", json!({"text": "enterprise"}))
         .await
@@ -286,19 +295,7 @@ async fn an_enterprise_id_token_becomes_an_id_jag_then_an_access_token() {
         &KeySigner::generate_es256().unwrap(),
         &json!({"iss": idp.issuer, "sub": "mallory", "aud": oidc::PUBLIC_CLIENT, "iat": now(), "exp": now() + 300}),
     );
-    let oauth = OAuthConfig::builder()
-        .client_id(oidc::JAG_CLIENT.0)
-        .client_secret(oidc::JAG_CLIENT.1)
-        .enterprise_idp(EnterpriseIdp::new(
-            format!("{}/token", idp.issuer),
-            oidc::PUBLIC_CLIENT,
-            Secret::new(forged),
-        ))
-        .build();
-    let client = smcp_client::Client::builder(endpoint(&server))
-        .oauth(oauth)
-        .build()
-        .unwrap();
+    let client = client_with(forged);
     let err = client.list_tools().await.unwrap_err();
     assert!(
         matches!(err.auth_error(), Some(AuthError::Token { error, .. }) if error == "invalid_grant"),

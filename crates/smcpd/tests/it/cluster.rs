@@ -129,17 +129,7 @@ fn request(id: u64, method: &str, mut params: Value, caps: Value) -> Value {
 
 /// POSTs `body` to `url` and returns the JSON-RPC response (from JSON or the last SSE event).
 async fn post(url: &str, body: &Value) -> Value {
-    let mut req = reqwest::Client::new()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", body["method"].as_str().unwrap());
-    if let Some(name) = body["params"]["name"].as_str() {
-        req = req.header("mcp-name", name);
-    }
-    let text = req
-        .body(body.to_string())
+    let text = crate::support::post_rpc(&reqwest::Client::new(), url, body)
         .timeout(Duration::from_secs(10))
         .send()
         .await

@@ -195,12 +195,22 @@ pub(crate) fn post_mcp(
     addr: SocketAddr,
     body: &Value,
 ) -> reqwest::RequestBuilder {
-    http.post(format!("https://{addr}/mcp"))
+    post_rpc(http, &format!("https://{addr}/mcp"), body)
+}
+
+/// A POST of the JSON-RPC request `body` to `url`, with the headers 2026-07-28 requires
+/// (`Mcp-Method`, and `Mcp-Name` when the params name a tool or prompt).
+pub(crate) fn post_rpc(http: &reqwest::Client, url: &str, body: &Value) -> reqwest::RequestBuilder {
+    let mut request = http
+        .post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", body["method"].as_str().unwrap())
-        .body(body.to_string())
+        .header("mcp-method", body["method"].as_str().unwrap());
+    if let Some(name) = body["params"]["name"].as_str() {
+        request = request.header("mcp-name", name);
+    }
+    request.body(body.to_string())
 }
 
 /// The client capabilities of a SEP-2631 client: file upload and download.

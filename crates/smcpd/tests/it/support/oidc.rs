@@ -131,21 +131,18 @@ impl Provider {
     /// Mints an access token for `resource` with the client-credentials grant (the
     /// machine-to-machine client), no browser involved.
     pub(crate) async fn client_credentials(&self, resource: &str, scope: &str) -> String {
-        let res = reqwest::Client::new()
+        let request = reqwest::Client::new()
             .post(format!("{}/token", self.issuer))
             .basic_auth(M2M_CLIENT.0, Some(M2M_CLIENT.1))
             .form(&[
                 ("grant_type", "client_credentials"),
                 ("resource", resource),
                 ("scope", scope),
-            ])
-            .send()
-            .await
-            .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert!(status.is_success(), "token endpoint: {status} {body}");
-        body["access_token"].as_str().unwrap().to_owned()
+            ]);
+        token_response(request).await["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 }
 
@@ -174,7 +171,7 @@ impl Provider {
             .find(|(k, _)| k == "code")
             .map(|(_, v)| v.into_owned())
             .unwrap_or_else(|| panic!("no code in {back}"));
-        let res = reqwest::Client::new()
+        let request = reqwest::Client::new()
             .post(format!("{}/token", self.issuer))
             .form(&[
                 ("grant_type", "authorization_code"),
@@ -182,15 +179,21 @@ impl Provider {
                 ("redirect_uri", redirect),
                 ("code_verifier", verifier),
                 ("client_id", PUBLIC_CLIENT),
-            ])
-            .send()
-            .await
-            .unwrap();
-        let status = res.status();
-        let body: Value = res.json().await.unwrap();
-        assert!(status.is_success(), "token endpoint: {status} {body}");
-        body["id_token"].as_str().unwrap().to_owned()
+            ]);
+        token_response(request).await["id_token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
+}
+
+/// Sends a token request; panics with the answer unless it succeeded.
+async fn token_response(request: reqwest::RequestBuilder) -> Value {
+    let res = request.send().await.unwrap();
+    let status = res.status();
+    let body: Value = res.json().await.unwrap();
+    assert!(status.is_success(), "token endpoint: {status} {body}");
+    body
 }
 
 impl Drop for Provider {
