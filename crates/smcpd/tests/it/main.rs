@@ -8,6 +8,15 @@ mod oidc;
 #[path = "support/seaweedfs.rs"]
 mod seaweedfs;
 mod support;
+#[cfg(all(
+    feature = "redis",
+    feature = "files",
+    feature = "tasks",
+    feature = "legacy"
+))]
+#[macro_use]
+#[path = "support/cluster.rs"]
+mod cluster_support;
 
 // The tests.
 #[cfg(feature = "auth")]
