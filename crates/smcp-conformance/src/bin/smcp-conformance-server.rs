@@ -47,6 +47,30 @@ struct Args {
     /// Disable SEP-2631 (no `files` capability, no `files_*` tools).
     #[arg(long)]
     no_files: bool,
+    /// Key sealing `requestState` (`ID:BASE64`, from `smcpd --generate-key`), shared by the
+    /// instances of a cluster so that a retry may land on any of them. Default: a random one.
+    #[arg(long, value_name = "ID:BASE64")]
+    state_key: Option<String>,
+    /// Key of the file transfer tokens (`ID:BASE64`), shared by the instances of a cluster.
+    /// Default: a random one.
+    #[arg(long, value_name = "ID:BASE64")]
+    files_key: Option<String>,
+    /// The public origin of the data plane in descriptors (the load balancer's, in a
+    /// cluster). Default: this process's own address.
+    #[arg(long, value_name = "URL")]
+    files_base_url: Option<String>,
+    /// Share state with the other instances of a cluster through Redis
+    /// (`redis://host:port/`): the change bus, single-use request states, 2025-era sessions.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// Prefix of every Redis key of this deployment.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        default_value = "smcp:",
+        requires = "redis"
+    )]
+    redis_prefix: String,
 }
 
 #[tokio::main]
@@ -103,13 +127,39 @@ async fn main() -> anyhow::Result<()> {
             retention: args.file_retention_secs,
             ..FilesConfig::default()
         };
-        let files = Files::new(Arc::new(store), smcp_server::KeyRing::ephemeral()?, config)?;
-        files.set_base_url(&format!("{scheme}://{addr}"))?;
+        let keys = match &args.files_key {
+            Some(key) => smcp_server::KeyRing::parse_all(std::slice::from_ref(key))
+                .context("--files-key")?
+                .context("--files-key: no key")?,
+            None => smcp_server::KeyRing::ephemeral()?,
+        };
+        let files = Files::new(Arc::new(store), keys, config)?;
+        let base = args
+            .files_base_url
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{addr}"));
+        files.set_base_url(&base).context("--files-base-url")?;
         files.spawn_gc(std::time::Duration::from_secs(300));
         Some(files)
     };
     let server_files = file_service.clone();
-    let server = smcp_conformance::server::server_with_files(file_service)?;
+    let mrtr = smcpd::mrtr_config(
+        &args.state_key.iter().cloned().collect::<Vec<_>>(),
+        std::time::Duration::from_secs(600),
+    )
+    .context("--state-key")?;
+    let cluster = match &args.redis {
+        Some(url) => {
+            Some(smcpd::cluster::Cluster::connect(url, &args.redis_prefix).context("--redis")?)
+        }
+        None => None,
+    };
+    let server = smcp_conformance::server::server_with(
+        smcp_conformance::server::Fixture::new()
+            .files(file_service)
+            .mrtr(mrtr)
+            .cluster(cluster),
+    )?;
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {scheme}://{addr}/mcp");

@@ -34,11 +34,74 @@ pub fn server() -> Result<Server, BuildError> {
 /// The fixture server; with a file service it also advertises `files` and serves the
 /// SEP-2631 `files_*` fixtures (see [`files`]).
 pub fn server_with_files(file_service: Option<smcp_files::Files>) -> Result<Server, BuildError> {
+    server_with(Fixture {
+        files: file_service,
+        ..Fixture::default()
+    })
+}
+
+/// What the fixture server is built with beyond its fixtures.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Fixture {
+    /// A file service: `files` is advertised and the SEP-2631 `files_*` fixtures are served.
+    pub files: Option<smcp_files::Files>,
+    /// The keys sealing `requestState` (instances of one deployment share them); `None` for
+    /// a random per-process key.
+    pub mrtr: Option<smcp_server::mrtr::MrtrConfig>,
+    /// State shared with the other instances of a deployment through Redis: the change bus,
+    /// the single-use replay guard and the 2025-era session store, as `smcpd --redis` has them.
+    pub cluster: Option<smcpd::cluster::Cluster>,
+}
+
+impl Fixture {
+    /// Nothing beyond the fixtures: one process, random keys.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With a file service.
+    #[must_use]
+    pub fn files(mut self, files: Option<smcp_files::Files>) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// With the keys that seal `requestState`.
+    #[must_use]
+    pub fn mrtr(mut self, mrtr: Option<smcp_server::mrtr::MrtrConfig>) -> Self {
+        self.mrtr = mrtr;
+        self
+    }
+
+    /// With state shared through Redis.
+    #[must_use]
+    pub fn cluster(mut self, cluster: Option<smcpd::cluster::Cluster>) -> Self {
+        self.cluster = cluster;
+        self
+    }
+}
+
+/// The fixture server as `fixture` says.
+pub fn server_with(fixture: Fixture) -> Result<Server, BuildError> {
     let mut builder = Server::builder("smcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server for the MCP conformance suite.")
         .logging(true);
-    if let Some(f) = file_service {
+    if let Some(f) = fixture.files {
         builder = files::with_files(builder.extension(smcp_files::FilesExtension::new(f)));
+    }
+    if let Some(mrtr) = fixture.mrtr {
+        builder = builder.mrtr(mrtr);
+    }
+    if let Some(cluster) = &fixture.cluster {
+        builder = builder
+            .change_bus(std::sync::Arc::new(cluster.bus.clone()))
+            .replay_guard(smcp_redis::RedisReplayGuard::new(&cluster.redis))
+            .session_store(smcp_redis::RedisSessionStore::new(
+                &cluster.redis,
+                smcp_server::legacy::LegacyConfig::default().max_sessions,
+                smcp_server::legacy::LegacyConfig::default().idle_timeout,
+            ));
     }
     with_stateful(with_tasks(with_mrtr(with_triggers(with_prompts(
         with_resources(with_tools(builder)),
