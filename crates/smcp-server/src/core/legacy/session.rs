@@ -270,7 +270,13 @@ impl Legacy {
     ) -> Result<Arc<SessionRecord>, Refusal> {
         match self.store.get(id).await.map_err(Refusal::store)? {
             Some(record) if record.principal.as_deref() == principal => Ok(record),
-            _ => Err(Refusal::not_found()),
+            Some(_) => Err(Refusal::not_found()),
+            None => {
+                // Ended elsewhere, expired, or lost with the store: what this instance still
+                // holds of it (requests waiting for the client, streams) ends too.
+                self.end_live(id);
+                Err(Refusal::not_found())
+            }
         }
     }
 
