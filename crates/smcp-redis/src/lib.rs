@@ -54,7 +54,7 @@ pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
 #[cfg(feature = "legacy")]
 pub use relay::{
-    DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, RedisSessionRelay, RedisSessionRelayBuilder,
+    DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, LOG_PAUSE, RedisSessionRelay, RedisSessionRelayBuilder,
 };
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]

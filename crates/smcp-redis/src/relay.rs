@@ -38,6 +38,10 @@ const VERSION: u8 = 1;
 /// [`RedisSessionRelayBuilder::ack_timeout`] says otherwise.
 pub const DEFAULT_ACK_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// After a failed append to the shared log, appends are skipped (failing at once) for this
+/// long, so that a Redis that hangs does not hold up every event by the command timeout.
+pub const LOG_PAUSE: Duration = Duration::from_secs(1);
+
 /// How long a stream's shared log outlives its last event, unless
 /// [`RedisSessionRelayBuilder::log_ttl`] says otherwise.
 pub const DEFAULT_LOG_TTL: Duration = Duration::from_secs(30 * 60);
@@ -101,6 +105,8 @@ struct Inner {
     log_ttl: Duration,
     inbox: OnceLock<Arc<dyn RelayInbox>>,
     waiting: Mutex<HashMap<String, oneshot::Sender<bool>>>,
+    /// Appends to the shared log are skipped until then (after a failure).
+    log_paused: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl std::fmt::Debug for RedisSessionRelay {
@@ -149,6 +155,7 @@ impl RedisSessionRelayBuilder {
                 log_ttl: self.log_ttl,
                 inbox: OnceLock::new(),
                 waiting: Mutex::new(HashMap::new()),
+                log_paused: Mutex::new(None),
             }),
         };
         if !relay
@@ -203,6 +210,34 @@ impl Inner {
                     .query_async::<i64>(&mut conn),
             )
             .await
+    }
+
+    /// Whether appends are paused after a recent failure.
+    fn log_paused(&self) -> bool {
+        let mut paused = self
+            .log_paused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match *paused {
+            Some(until) if tokio::time::Instant::now() < until => true,
+            Some(_) => {
+                *paused = None;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// An append failed: skip appends for [`LOG_PAUSE`] (warned once per pause).
+    fn pause_log(&self, error: &RedisError) {
+        let mut paused = self
+            .log_paused
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if paused.is_none() {
+            tracing::warn!(%error, pause = ?LOG_PAUSE, "session relay: cannot append to the shared stream log; events are not replayable on other instances meanwhile");
+        }
+        *paused = Some(tokio::time::Instant::now() + LOG_PAUSE);
     }
 
     fn stream_key(&self, key: &StreamKey) -> String {
@@ -351,6 +386,11 @@ impl SessionRelay for RedisSessionRelay {
     fn record(&self, event: LoggedEvent) -> BoxFuture<Result<(), RelayError>> {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move {
+            if inner.log_paused() {
+                return Err(RelayError::Unavailable(
+                    "the shared log is paused after a failure".to_owned(),
+                ));
+            }
             let key = inner.stream_key(&event.key);
             let meta = format!("{key}:meta");
             let ttl = inner.ttl_ms();
@@ -383,11 +423,11 @@ impl SessionRelay for RedisSessionRelay {
             }
             pipe.cmd("PEXPIRE").arg(&meta).arg(ttl).ignore();
             let mut conn = inner.redis.conn();
-            inner
-                .redis
-                .bounded(pipe.query_async::<()>(&mut conn))
-                .await
-                .map_err(|e| unavailable(&e))
+            let appended = inner.redis.bounded(pipe.query_async::<()>(&mut conn)).await;
+            appended.map_err(|e| {
+                inner.pause_log(&e);
+                unavailable(&e)
+            })
         })
     }
 

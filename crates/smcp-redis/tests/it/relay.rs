@@ -229,3 +229,48 @@ async fn a_stream_log_is_read_back_on_another_instance_capped_and_ended() {
     assert_eq!(tail.kind, StreamKind::Standalone);
     assert_eq!(tail.events.len(), 1);
 }
+
+#[tokio::test]
+async fn appends_fail_fast_while_redis_is_away_and_resume_after_it() {
+    if support::skipped() {
+        return;
+    }
+    let mut server = RedisServer::start();
+    let port = server.port;
+    let a = instance(&server, "r3:");
+    let key = StreamKey {
+        session: "s1".into(),
+        owner: a.relay.instance().to_owned(),
+        stream: 1,
+    };
+    let event = |seq: u64| LoggedEvent {
+        key: key.clone(),
+        seq,
+        opens: (seq == 1).then_some(StreamKind::Standalone),
+        frame: b"x".to_vec(),
+        keep: 8,
+    };
+    a.relay.record(event(1)).await.unwrap();
+    server.kill();
+    assert!(matches!(
+        a.relay.record(event(2)).await,
+        Err(RelayError::Unavailable(_))
+    ));
+    // Paused: the next append fails at once instead of waiting on Redis.
+    let started = tokio::time::Instant::now();
+    assert!(matches!(
+        a.relay.record(event(3)).await,
+        Err(RelayError::Unavailable(_))
+    ));
+    assert!(started.elapsed() < Duration::from_millis(50));
+    let _server = RedisServer::start_on(port);
+    tokio::time::sleep(smcp_redis::LOG_PAUSE).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while a.relay.record(event(4)).await.is_err() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "appends never resumed"
+        );
+        tokio::time::sleep(smcp_redis::LOG_PAUSE).await;
+    }
+}

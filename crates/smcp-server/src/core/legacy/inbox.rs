@@ -169,6 +169,21 @@ mod tests {
             .unwrap_err();
         assert_eq!(refused.kind, RefusalKind::BadRequest);
         assert_eq!(refused.error.code, -32600);
+        assert!(
+            refused.error.message.contains("sent no request with id"),
+            "{}",
+            refused.error.message
+        );
+        // A cancellation of a request not running here is a no-op.
+        legacy
+            .notification(
+                Arc::new(record("s")),
+                &live,
+                "notifications/cancelled",
+                Some(&json!({"requestId": 3})),
+            )
+            .await
+            .unwrap();
     }
 
     #[tokio::test]

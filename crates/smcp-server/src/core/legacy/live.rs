@@ -280,8 +280,9 @@ impl Live {
                 frame: frame.to_vec(),
                 keep: self.replay.max(1),
             };
+            // The relay warns of its own failures; each event left out is a debug line.
             if let Err(e) = relay.record(event).await {
-                tracing::warn!(session = %self.id, stream, error = %e, "legacy stream: event not in the shared log (it cannot be replayed on another instance)");
+                tracing::debug!(session = %self.id, stream, error = %e, "legacy stream: event not in the shared log (it cannot be replayed on another instance)");
             }
         }
         match sink {

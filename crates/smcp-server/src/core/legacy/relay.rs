@@ -213,7 +213,8 @@ pub(crate) enum Owner<'a> {
     Malformed,
 }
 
-/// The owner of server-to-client request id `id`, as an instance tagged `mine` reads it.
+/// The owner of server-to-client request id `id`, as an instance tagged `mine` reads it. An
+/// instance without a tag (no relay) owns the untagged ids and knows no other instance.
 pub(crate) fn request_owner<'a>(id: &'a RequestId, mine: &str) -> Owner<'a> {
     let RequestId::String(id) = id else {
         return Owner::Malformed;
@@ -230,7 +231,7 @@ pub(crate) fn request_owner<'a>(id: &'a RequestId, mine: &str) -> Owner<'a> {
     }
     if tag == mine {
         Owner::Here
-    } else if valid_tag(tag) {
+    } else if valid_tag(tag) && !mine.is_empty() {
         Owner::Other(tag)
     } else {
         Owner::Malformed
@@ -256,6 +257,7 @@ mod tests {
     fn the_owner_of_a_request_id_is_read_strictly() {
         let id = |s: &str| RequestId::from(s);
         assert_eq!(request_owner(&id("smcp-7"), ""), Owner::Here);
+        assert_eq!(request_owner(&id("smcp-ab12-7"), ""), Owner::Malformed);
         assert_eq!(request_owner(&id("smcp-ab12-7"), "ab12"), Owner::Here);
         assert_eq!(
             request_owner(&id("smcp-cd34-7"), "ab12"),
