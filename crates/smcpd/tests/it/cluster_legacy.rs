@@ -423,6 +423,21 @@ async fn a_response_and_a_cancellation_posted_to_another_instance_reach_the_requ
         c.log(2)
             .contains("legacy cancellation relayed to the other instances")
     );
+
+    // The instance waiting for a response is killed: the response, posted to another
+    // instance, is refused at once, naming the request.
+    let mut call = s
+        .call(&three, 9, "confirm_action", json!({"action": "restart"}))
+        .await;
+    let ask = call.until(is_elicitation).await.json();
+    c.script(&["kill", "3"]);
+    let started = Instant::now();
+    assert_refused(&s.answer(&one, &ask["id"]).await, "has stopped");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// Toggles `extra` through `url` (a tools list change on every instance).
