@@ -261,11 +261,19 @@ mod tests {
             "{}",
             gone.error.message
         );
+        for refused in [&unknown, &gone] {
+            assert!(
+                !refused.error.message.contains("  "),
+                "{}",
+                refused.error.message
+            );
+        }
         let slow = status("smcp-slow-1").await;
         assert_eq!(
             (slow.kind, slow.error.code),
             (RefusalKind::Unavailable, -32603)
         );
+        assert!(!slow.error.message.contains("  "), "{}", slow.error.message);
         // Malformed: unknown, nothing relayed.
         let before = relay.forwarded.lock().unwrap().len();
         for bad in ["smcp-Peer-1", "smcp-peer-x", "peer-1"] {

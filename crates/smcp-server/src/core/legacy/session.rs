@@ -368,7 +368,8 @@ impl Legacy {
             Err(e) => {
                 tracing::warn!(?id, error = %e, "legacy cancellation could not be relayed");
                 Err(unavailable(
-                    "the cancellation could not be passed to the server instance running the                      request; send it again",
+                    "the cancellation could not be passed to the server instance running the \
+                     request; send it again",
                 ))
             }
         }
@@ -414,13 +415,15 @@ impl Legacy {
             }
             Ok(false) => Err(unknown_response(id)),
             Err(RelayError::Gone) => Err(Refusal::bad(invalid_request(format!(
-                "Invalid request: the server instance that sent request {} has stopped; the                  request it belonged to failed",
+                "Invalid request: the server instance that sent request {} has stopped; the \
+                 request it belonged to failed",
                 shown(id)
             )))),
             Err(RelayError::Unavailable(reason)) => {
                 tracing::warn!(session = %live.id, owner, %reason, "response not relayed");
                 Err(unavailable(
-                    "the response could not be passed to the server instance waiting for it;                      send it again",
+                    "the response could not be passed to the server instance waiting for it; \
+                     send it again",
                 ))
             }
         }
