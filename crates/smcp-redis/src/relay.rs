@@ -240,6 +240,22 @@ impl Inner {
         *paused = Some(tokio::time::Instant::now() + LOG_PAUSE);
     }
 
+    /// Subscribers of `channel` (`PUBSUB NUMSUB`): an instance's own channel has one while
+    /// its subscriber connection is up.
+    async fn subscribers(&self, channel: &str) -> Result<i64, RedisError> {
+        let mut conn = self.redis.conn();
+        let (_, subscribers): (String, i64) = self
+            .redis
+            .bounded(
+                redis::cmd("PUBSUB")
+                    .arg("NUMSUB")
+                    .arg(channel)
+                    .query_async(&mut conn),
+            )
+            .await?;
+        Ok(subscribers)
+    }
+
     fn stream_key(&self, key: &StreamKey) -> String {
         self.redis
             .key(&format!("sse:{}:{}:{}", key.session, key.owner, key.stream))
@@ -354,10 +370,14 @@ impl SessionRelay for RedisSessionRelay {
             }
             match tokio::time::timeout(inner.ack_timeout, rx).await {
                 Ok(Ok(taken)) => Ok(taken),
-                Ok(Err(_)) | Err(_) => Err(RelayError::Unavailable(format!(
-                    "no acknowledgement within {:?}",
-                    inner.ack_timeout
-                ))),
+                // No answer: an owner that stopped meanwhile is gone; else it may be slow.
+                Ok(Err(_)) | Err(_) => match inner.subscribers(&channel).await {
+                    Ok(0) => Err(RelayError::Gone),
+                    _ => Err(RelayError::Unavailable(format!(
+                        "no acknowledgement within {:?}",
+                        inner.ack_timeout
+                    ))),
+                },
             }
         })
     }
@@ -524,15 +544,8 @@ impl SessionRelay for RedisSessionRelay {
         let inner = Arc::clone(&self.inner);
         let channel = relay_channel(&inner.redis, owner);
         Box::pin(async move {
-            let mut conn = inner.redis.conn();
-            let (_, subscribers): (String, i64) = inner
-                .redis
-                .bounded(
-                    redis::cmd("PUBSUB")
-                        .arg("NUMSUB")
-                        .arg(&channel)
-                        .query_async(&mut conn),
-                )
+            let subscribers = inner
+                .subscribers(&channel)
                 .await
                 .map_err(|e| unavailable(&e))?;
             Ok(subscribers > 0)

@@ -79,6 +79,19 @@ async fn until_logged(c: &Cluster, needle: &str, within: Duration) -> Vec<usize>
     }
 }
 
+/// Waits until the instance at `url` refuses connections (its process is gone).
+async fn until_dead(url: &str) {
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tokio::net::TcpStream::connect(&authority).await.is_ok() {
+        assert!(Instant::now() < deadline, "{url} still accepts connections");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The text of the first content block of a tool result.
 fn text(result: &smcp_client::proto::server::tools::CallToolResult) -> String {
     match result.content.first() {
@@ -431,6 +444,7 @@ async fn a_response_and_a_cancellation_posted_to_another_instance_reach_the_requ
         .await;
     let ask = call.until(is_elicitation).await.json();
     c.script(&["kill", "3"]);
+    until_dead(&three).await;
     let started = Instant::now();
     assert_refused(&s.answer(&one, &ask["id"]).await, "has stopped");
     assert!(
@@ -506,6 +520,7 @@ async fn streams_resume_on_another_instance_from_the_shared_log() {
     // Instance 1 is killed; the client, which saw only the first of them, resumes through
     // nginx and lands on another instance: the two it missed, then the stream goes on.
     c.script(&["kill", "1"]);
+    until_dead(&one).await;
     drop(standalone);
     let mut resumed = Sse::new(s.get(&c.url, Some(&ids[0])).await);
     let replayed: Vec<String> = [resumed.next().await.unwrap(), resumed.next().await.unwrap()]
@@ -535,6 +550,7 @@ async fn streams_resume_on_another_instance_from_the_shared_log() {
     count.until(|v| v["params"]["progress"] == 3).await;
     drop(count);
     c.script(&["kill", "2"]);
+    until_dead(&two).await;
     let started = Instant::now();
     let mut resumed = Sse::new(s.get(&three, first.id.as_deref()).await);
     let mut progress = Vec::new();

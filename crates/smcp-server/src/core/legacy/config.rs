@@ -48,12 +48,14 @@ pub struct LegacyConfig {
     pub idle_timeout: Duration,
     /// Standalone (GET) streams one session may hold open. Default 1.
     pub standalone_streams: usize,
-    /// Events kept per session for resumption with `Last-Event-ID`. Default 256.
+    /// Events kept per session for resumption with `Last-Event-ID`; with a session relay
+    /// that shares its log, also the least kept per stream there. Default 256.
     pub replay_events: usize,
     /// Server-to-client requests one session may have waiting for a response. Default 16.
     pub max_pending: usize,
     /// How long the server waits for the response to a server-to-client request. Default
-    /// 5 minutes (a person may be answering a form).
+    /// 5 minutes (a person may be answering a form). A request stream resumed on another
+    /// instance ends after this long with nothing new (the client may resume it again).
     pub response_timeout: Duration,
     /// Most URIs one session may subscribe to. Default 256.
     pub max_subscriptions: usize,
