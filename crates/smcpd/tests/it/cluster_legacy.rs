@@ -389,6 +389,16 @@ async fn a_response_and_a_cancellation_posted_to_another_instance_reach_the_requ
     ] {
         assert_refused(&s.answer(&two, &bad).await, "sent no request with id");
     }
+    // A Last-Event-ID of a malformed form, or of an instance that never wrote it: unknown, so
+    // a new standalone stream of the instance that took the GET.
+    let unknown = format!("{}_1-1", "0".repeat(32));
+    for (url, last) in [(&two, "NOT_A-TAG"), (&three, unknown.as_str())] {
+        let mut fresh = Sse::new(s.get(url, Some(last)).await);
+        let priming = fresh.next().await.unwrap();
+        assert!(priming.data.is_empty(), "{priming:?}");
+        assert_ne!(tag_of(priming.id.as_deref().unwrap()), tag, "{last}");
+    }
+
     // The request's id, answered on another session: not that session's request.
     let other = Session::start(&three).await;
     assert_refused(
