@@ -6,6 +6,11 @@
 //! change for a background task that `PUBLISH`es it; an instance skips its own messages
 //! when they come back.
 //!
+//! The same subscriber connection carries the session relay's channels
+//! (`<prefix>relay`, to every instance, and `<prefix>relay:<instance id>`, to this one): what
+//! arrives on them goes to the [`crate::RedisSessionRelay`] attached, if any. An instance is
+//! reachable there exactly while its subscriber connection is up.
+//!
 //! # Delivery
 //!
 //! At most once. Redis pub/sub keeps nothing for a subscriber that is not connected, so a
@@ -75,6 +80,12 @@ pub(crate) trait RevisionSink: Send + Sync + 'static {
     fn refresh(&self) -> futures_util::future::BoxFuture<'static, ()>;
 }
 
+/// Receives what arrives on the relay's channels (the [`crate::RedisSessionRelay`] attached).
+pub(crate) trait RelaySink: Send + Sync + 'static {
+    /// A message on the channel to every instance (`direct: false`) or to this one.
+    fn message(&self, direct: bool, payload: &[u8]);
+}
+
 type LagObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 
 /// A [`ChangeBus`] shared by every instance connected to the same Redis and key prefix.
@@ -97,6 +108,9 @@ struct Inner {
     closed: AtomicBool,
     lag: Mutex<Option<LagObserver>>,
     catalog: OnceLock<Arc<dyn RevisionSink>>,
+    relay: OnceLock<Arc<dyn RelaySink>>,
+    /// The relay's channels: to every instance, to this one.
+    relay_channels: (String, String),
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -133,6 +147,8 @@ impl RedisBus {
                 closed: AtomicBool::new(false),
                 lag: Mutex::new(None),
                 catalog: OnceLock::new(),
+                relay: OnceLock::new(),
+                relay_channels: (redis.key("relay"), relay_channel(redis, redis.instance())),
                 tasks: Mutex::new(Vec::new()),
             }),
         };
@@ -194,6 +210,18 @@ impl RedisBus {
     /// Attaches the shared catalog (once).
     pub(crate) fn set_catalog(&self, sink: Arc<dyn RevisionSink>) -> bool {
         self.inner.catalog.set(sink).is_ok()
+    }
+
+    /// Attaches the session relay (once).
+    #[cfg(feature = "legacy")]
+    pub(crate) fn set_relay(&self, sink: Arc<dyn RelaySink>) -> bool {
+        self.inner.relay.set(sink).is_ok()
+    }
+
+    /// The relay's channel to every instance.
+    #[cfg(feature = "legacy")]
+    pub(crate) fn relay_broadcast(&self) -> &str {
+        &self.inner.relay_channels.0
     }
 
     /// Queues a catalog revision for every other instance.
@@ -302,6 +330,11 @@ impl ChangeBus for RedisBus {
     }
 }
 
+/// The relay's channel to instance `instance`.
+pub(crate) fn relay_channel(redis: &Redis, instance: &str) -> String {
+    redis.key(&format!("relay:{instance}"))
+}
+
 /// Delay before reconnection attempt `n` (0-based): doubling from the first, capped.
 fn backoff(n: u32, (first, max): (Duration, Duration)) -> Duration {
     first.saturating_mul(1 << n.min(16)).min(max)
@@ -319,7 +352,8 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
         let connected = redis
             .bounded(async {
                 let mut pubsub = redis.inner.client.get_async_pubsub().await?;
-                pubsub.subscribe(&inner.channel).await?;
+                let (all, direct) = &inner.relay_channels;
+                pubsub.subscribe(&[&inner.channel, all, direct]).await?;
                 Ok(pubsub.split())
             })
             .await;
@@ -362,7 +396,12 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
                 msg = stream.next() => {
                     let Some(msg) = msg else { break };
                     let Some(inner) = weak.upgrade() else { return };
-                    inner.handle(msg.get_payload_bytes());
+                    let channel = msg.get_channel_name();
+                    if channel == inner.channel {
+                        inner.handle(msg.get_payload_bytes());
+                    } else if let Some(relay) = inner.relay.get() {
+                        relay.message(channel != inner.relay_channels.0, msg.get_payload_bytes());
+                    }
                 }
                 _ = ping.tick() => {
                     // On a subscribed RESP2 connection PING is answered `["pong", ""]`, not

@@ -8,13 +8,14 @@
 //! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
+//! | [`RedisSessionRelay`] (feature `legacy`) | `smcp_server::legacy::SessionRelay` | a 2025-era session's live traffic: responses to server-to-client requests and cancellations relayed to the instance holding the request, every stream's events in a shared capped log for `Last-Event-ID` on any instance |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
 //!
 //! # Features
 //!
 //! | feature | default | what |
 //! |---|---|---|
-//! | `legacy` | yes | [`RedisSessionStore`], the session store of the earlier protocol revisions (turns on `smcp-server/legacy`) |
+//! | `legacy` | yes | [`RedisSessionStore`] and [`RedisSessionRelay`], the session store and relay of the earlier protocol revisions (turns on `smcp-server/legacy`) |
 //!
 //! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
 //! failure, every command bounded by a timeout) and, for the bus, one subscriber connection
@@ -41,6 +42,8 @@
 mod bus;
 mod catalog;
 mod client;
+#[cfg(feature = "legacy")]
+mod relay;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
@@ -49,6 +52,10 @@ mod wire;
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
+#[cfg(feature = "legacy")]
+pub use relay::{
+    DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, LOG_PAUSE, RedisSessionRelay, RedisSessionRelayBuilder,
+};
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

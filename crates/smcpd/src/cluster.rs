@@ -1,7 +1,7 @@
 //! Several `smcpd` instances serving one deployment: what they share in Redis (`--redis`).
 //!
-//! With a Redis URL, the demo server takes its change bus, its single-use replay guard and
-//! its legacy session store from [`smcp_redis`], and `toggle_extra` changes the catalog of
+//! With a Redis URL, the demo server takes its change bus, its single-use replay guard, its
+//! legacy session store and its legacy session relay from [`smcp_redis`], and `toggle_extra` changes the catalog of
 //! every instance through a [`SharedCatalog`] (the state `{"extra": bool}`). `docs/deploy.md`
 //! is the operator's side.
 

@@ -90,7 +90,7 @@ pub struct DemoConfig {
     #[cfg(feature = "legacy")]
     pub legacy: smcp_server::legacy::LegacyConfig,
     /// Shared state in Redis for running several instances (`smcpd --redis`): the change
-    /// bus, the replay guard, the session store, and `toggle_extra` through the shared
+    /// bus, the replay guard, the legacy session store and relay, and `toggle_extra` through the shared
     /// catalog (attach it with [`crate::cluster::Cluster::attach_catalog`] once built).
     #[cfg(feature = "redis")]
     pub cluster: Option<crate::cluster::Cluster>,
@@ -347,11 +347,17 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
             .replay_guard(smcp_redis::RedisReplayGuard::new(&cluster.redis));
         #[cfg(feature = "legacy")]
         {
-            builder = builder.session_store(smcp_redis::RedisSessionStore::new(
-                &cluster.redis,
-                legacy.max_sessions,
-                legacy.idle_timeout,
-            ));
+            builder = builder
+                .session_store(smcp_redis::RedisSessionStore::new(
+                    &cluster.redis,
+                    legacy.max_sessions,
+                    legacy.idle_timeout,
+                ))
+                .session_relay(
+                    smcp_redis::RedisSessionRelay::builder(&cluster.bus)
+                        .log_ttl(legacy.idle_timeout)
+                        .build(),
+                );
         }
     }
     if let Some(metrics) = metrics {

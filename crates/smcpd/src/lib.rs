@@ -13,7 +13,7 @@
 //! | `tasks` | yes | SEP-2663 tasks: the tasks extension and the task-capable demo tool `long_job` (`--no-tasks`) |
 //! | `legacy` | yes | the stateful revisions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05 on the same endpoint (`--no-legacy` turns them off at run time) |
 //! | `auth` | yes | OAuth 2.1 protected resource: `--auth-issuer` and the other `--auth-*` flags |
-//! | `redis` | yes | several instances sharing state in Redis: `--redis URL` (change bus, replay guard, session store, shared catalog) |
+//! | `redis` | yes | several instances sharing state in Redis: `--redis URL` (change bus, replay guard, legacy session store and relay, shared catalog) |
 //! | `metrics` | yes | Prometheus metrics on a listener of their own: `--metrics-listen ADDR` |
 //! | `otel` | yes | OpenTelemetry traces over OTLP/HTTP: `--otlp-endpoint URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` |
 

@@ -7,3 +7,4 @@ mod support;
 
 // The tests.
 mod redis;
+mod relay;

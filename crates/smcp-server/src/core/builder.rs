@@ -48,6 +48,8 @@ pub struct ServerBuilder {
     legacy: super::legacy::LegacyConfig,
     #[cfg(feature = "legacy")]
     session_store: Option<Arc<dyn super::legacy::SessionStore>>,
+    #[cfg(feature = "legacy")]
+    session_relay: Option<Arc<dyn super::legacy::SessionRelay>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -106,6 +108,8 @@ impl ServerBuilder {
             legacy: super::legacy::LegacyConfig::default(),
             #[cfg(feature = "legacy")]
             session_store: None,
+            #[cfg(feature = "legacy")]
+            session_relay: None,
         }
     }
 
@@ -138,6 +142,18 @@ impl ServerBuilder {
     #[must_use]
     pub fn session_store(mut self, store: impl super::legacy::SessionStore) -> Self {
         self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How a session's live traffic reaches the instance holding it when it lands on another
+    /// (a response to a server-to-client request, `notifications/cancelled`, a resumption
+    /// with `Last-Event-ID`). Default: a [`LocalRelay`](super::legacy::LocalRelay), which
+    /// relays nothing (one instance, or a load balancer sticky on `Mcp-Session-Id`);
+    /// `smcp_redis::RedisSessionRelay` relays through Redis (`docs/sessions.md`).
+    #[cfg(feature = "legacy")]
+    #[must_use]
+    pub fn session_relay(mut self, relay: impl super::legacy::SessionRelay) -> Self {
+        self.session_relay = Some(Arc::new(relay));
         self
     }
 
@@ -747,10 +763,14 @@ impl ServerBuilder {
                 metrics: self.metrics,
                 health: self.health.into(),
                 #[cfg(feature = "legacy")]
-                legacy: self
-                    .legacy
-                    .enabled
-                    .then(|| Arc::new(super::legacy::Legacy::new(self.legacy, self.session_store))),
+                legacy: self.legacy.enabled.then(|| {
+                    super::legacy::start(
+                        self.legacy,
+                        self.session_store,
+                        self.session_relay
+                            .unwrap_or_else(|| Arc::new(super::legacy::LocalRelay)),
+                    )
+                }),
             }),
         })
     }

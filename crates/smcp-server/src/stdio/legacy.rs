@@ -32,8 +32,8 @@ use super::link::Link;
 use super::options::NEWLINE;
 use crate::core::era::{self, Declared};
 use crate::core::legacy::{
-    Exchange, Legacy, Live, SessionMeta, SessionRecord, SessionRequest, follow, initialize_result,
-    new_record, session_method, subscribe,
+    Exchange, Legacy, Live, SessionMeta, SessionRecord, SessionRequest, StreamKind, follow,
+    initialize_result, new_record, session_method, subscribe,
 };
 use crate::core::reply::{self, Reply, era_finished_bytes, error_bytes};
 use crate::core::server::Shared;
@@ -277,7 +277,7 @@ fn session_request(
     let live = session.live.clone();
     let cancel = CancellationToken::new();
     let registration = link.running.register(id.clone(), cancel.clone(), false);
-    let stream = live.open_stream(link.out.clone());
+    let stream = live.open_stream(link.out.clone(), StreamKind::Request(id.clone()));
     let exchange = Exchange {
         shared: shared.clone(),
         legacy: session.legacy.clone(),

@@ -14,7 +14,8 @@ pub(crate) struct RedisArgs {
     /// (`redis://[user:password@]host:port/[db]`): change notifications reach every
     /// instance's listeners, single-use request states (and DPoP proofs' jti, with
     /// --auth-dpop) are redeemed once across instances,
-    /// 2025-era sessions live there, and `toggle_extra` changes every instance's catalog.
+    /// 2025-era sessions live there (their live traffic relayed to the instance holding it,
+    /// so a session needs no stickiness), and `toggle_extra` changes every instance's catalog.
     /// Without it, everything stays in this process.
     #[arg(long = "redis", value_name = "URL", env = "SMCPD_REDIS_URL")]
     url: Option<String>,
@@ -62,7 +63,7 @@ impl Shared {
         }
     }
 
-    /// The bus, the replay guard, the session store and the shared catalog in `config`.
+    /// The bus, the replay guard, the session store and relay, and the shared catalog in `config`.
     pub(crate) fn configure(&self, config: &mut smcpd::DemoConfig) {
         config.cluster.clone_from(&self.0);
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use smcp_proto::error::ErrorObject;
 
 use super::live::{FrameFn, Live};
+use super::relay::SessionRelay;
 use super::store::{MemorySessionStore, SessionRecord, SessionStore};
 
 pub use crate::core::versions::LEGACY_VERSIONS;
@@ -47,12 +48,14 @@ pub struct LegacyConfig {
     pub idle_timeout: Duration,
     /// Standalone (GET) streams one session may hold open. Default 1.
     pub standalone_streams: usize,
-    /// Events kept per session for resumption with `Last-Event-ID`. Default 256.
+    /// Events kept per session for resumption with `Last-Event-ID`; with a session relay
+    /// that shares its log, also the least kept per stream there. Default 256.
     pub replay_events: usize,
     /// Server-to-client requests one session may have waiting for a response. Default 16.
     pub max_pending: usize,
     /// How long the server waits for the response to a server-to-client request. Default
-    /// 5 minutes (a person may be answering a form).
+    /// 5 minutes (a person may be answering a form). A request stream resumed on another
+    /// instance ends after this long with nothing new (the client may resume it again).
     pub response_timeout: Duration,
     /// Most URIs one session may subscribe to. Default 256.
     pub max_subscriptions: usize,
@@ -79,11 +82,17 @@ impl Default for LegacyConfig {
 pub(crate) struct Legacy {
     pub(crate) config: LegacyConfig,
     pub(crate) store: Arc<dyn SessionStore>,
+    /// Where live traffic of sessions held elsewhere goes (`relay.rs`).
+    pub(crate) relay: Arc<dyn SessionRelay>,
     live: Mutex<HashMap<String, Arc<Live>>>,
 }
 
 impl Legacy {
-    pub(crate) fn new(config: LegacyConfig, store: Option<Arc<dyn SessionStore>>) -> Self {
+    pub(crate) fn new(
+        config: LegacyConfig,
+        store: Option<Arc<dyn SessionStore>>,
+        relay: Arc<dyn SessionRelay>,
+    ) -> Self {
         let store = store.unwrap_or_else(|| {
             Arc::new(MemorySessionStore::new(
                 config.max_sessions,
@@ -93,8 +102,18 @@ impl Legacy {
         Self {
             config,
             store,
+            relay,
             live: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The live state of session `id` on this instance, if it has any (no use is counted).
+    pub(crate) fn live_of(&self, id: &str) -> Option<Arc<Live>> {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
     }
 
     /// Sessions with live state on this instance.
@@ -124,14 +143,17 @@ impl Legacy {
                 keep
             });
         }
-        let live = Arc::new(Live::new(
-            record.id.clone(),
-            super::request::SessionMeta::new(record),
-            frame,
-            self.config.replay_events,
-            self.config.max_pending,
-            record.subscriptions.iter().cloned().collect(),
-        ));
+        let live = Arc::new(
+            Live::new(
+                record.id.clone(),
+                super::request::SessionMeta::new(record),
+                frame,
+                self.config.replay_events,
+                self.config.max_pending,
+                record.subscriptions.iter().cloned().collect(),
+            )
+            .relayed(&self.relay),
+        );
         map.insert(record.id.clone(), live.clone());
         live
     }

@@ -4,11 +4,13 @@
 //! (to re-aim the standalone stream's change subscription).
 //!
 //! None of this is in the [`SessionStore`](super::SessionStore): a stream or a waiting
-//! request cannot move to another instance.
+//! request cannot move to another instance. The ids minted here carry the instance's tag
+//! (`relay.rs`), so that what arrives on another instance can be relayed here; with a relay
+//! that shares the log, every event is also appended to the shared log before it is sent.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -18,6 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::relay::{LoggedEvent, SessionRelay, StreamKey, StreamKind, valid_tag};
 use super::request::SessionMeta;
 
 /// How a transport frames one event with its id (SSE: `id:` and `data:` lines).
@@ -45,6 +48,8 @@ struct Streams {
     sinks: HashMap<u64, mpsc::Sender<Bytes>>,
     /// Open standalone (GET) streams.
     standalone: usize,
+    /// What each open stream carries.
+    kinds: HashMap<u64, StreamKind>,
 }
 
 /// The session's instance-local state.
@@ -56,6 +61,10 @@ pub(crate) struct Live {
     frame: FrameFn,
     replay: usize,
     max_pending: usize,
+    /// This instance's tag in the ids minted here (empty: no relay).
+    tag: Arc<str>,
+    /// The relay whose shared log every event is appended to, if it shares one.
+    shared_log: Option<Arc<dyn SessionRelay>>,
     streams: Mutex<Streams>,
     next_request: AtomicU64,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
@@ -74,15 +83,44 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// An event id: the stream and the event's place in it.
-pub(crate) fn event_id(stream: u64, seq: u64) -> String {
-    format!("{stream}-{seq}")
+/// An event id: the instance that wrote the stream, the stream and the event's place in it
+/// (`<tag>_<stream>-<n>`, or `<stream>-<n>` without a tag).
+pub(crate) fn event_id(tag: &str, stream: u64, seq: u64) -> String {
+    if tag.is_empty() {
+        format!("{stream}-{seq}")
+    } else {
+        format!("{tag}_{stream}-{seq}")
+    }
 }
 
-/// The stream and sequence number of an event id this server wrote.
-pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
-    let (stream, seq) = id.trim().split_once('-')?;
-    Some((stream.parse().ok()?, seq.parse().ok()?))
+/// An event id read back: who wrote the stream (`""`: an instance without a tag), which
+/// stream and which event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EventRef<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) stream: u64,
+    pub(crate) seq: u64,
+}
+
+/// The parts of an event id some instance wrote; `None` for any other text.
+pub(crate) fn parse_event_id(id: &str) -> Option<EventRef<'_>> {
+    let id = id.trim();
+    let (owner, rest) = match id.split_once('_') {
+        Some((tag, rest)) if valid_tag(tag) => (tag, rest),
+        Some(_) => return None,
+        None => ("", id),
+    };
+    let (stream, seq) = rest.split_once('-')?;
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    Some(EventRef {
+        owner,
+        stream: number(stream)?,
+        seq: number(seq)?,
+    })
 }
 
 impl Live {
@@ -100,6 +138,8 @@ impl Live {
             frame,
             replay,
             max_pending,
+            tag: Arc::from(""),
+            shared_log: None,
             streams: Mutex::new(Streams::default()),
             next_request: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
@@ -108,6 +148,29 @@ impl Live {
             ended: CancellationToken::new(),
             used: Mutex::new(Instant::now()),
         }
+    }
+
+    /// The same, minting ids with `relay`'s tag, and appending every event to its shared
+    /// log when it has one.
+    pub(crate) fn relayed(mut self, relay: &Arc<dyn SessionRelay>) -> Self {
+        self.tag = Arc::from(relay.instance());
+        self.shared_log = relay.shares_log().then(|| Arc::clone(relay));
+        self
+    }
+
+    /// This instance's tag in the ids minted here.
+    pub(crate) fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// The id of event `seq` of `stream`.
+    pub(crate) fn event_id(&self, stream: u64, seq: u64) -> String {
+        event_id(&self.tag, stream, seq)
+    }
+
+    /// Frames `json` as an event with id `id`, as this session's transport does.
+    pub(crate) fn framed(&self, id: &str, json: &[u8]) -> Bytes {
+        (self.frame)(id, json)
     }
 
     /// Marks the session as used now.
@@ -120,13 +183,16 @@ impl Live {
         *lock(&self.used)
     }
 
-    /// Opens a stream whose events go to `sink`; returns its number.
-    pub(crate) fn open_stream(&self, sink: mpsc::Sender<Bytes>) -> u64 {
+    /// Opens a stream carrying `kind` whose events go to `sink`; returns its number.
+    pub(crate) fn open_stream(&self, sink: mpsc::Sender<Bytes>, kind: StreamKind) -> u64 {
         let mut streams = lock(&self.streams);
         streams.next_stream += 1;
         let n = streams.next_stream;
         streams.next_seq.insert(n, 1);
         streams.sinks.insert(n, sink);
+        if self.shared_log.is_some() {
+            streams.kinds.insert(n, kind);
+        }
         n
     }
 
@@ -139,7 +205,7 @@ impl Live {
             }
             streams.standalone += 1;
         }
-        Some(self.open_stream(sink))
+        Some(self.open_stream(sink, StreamKind::Standalone))
     }
 
     /// Closes a standalone stream's slot (its sink is dropped).
@@ -149,24 +215,49 @@ impl Live {
         streams.sinks.remove(&stream);
     }
 
-    /// Ends a stream: no more events are written to it.
+    /// Ends a stream: no more events are written to it. A request stream is marked ended in
+    /// the shared log, if any (its response was its last event).
     pub(crate) fn close_stream(&self, stream: u64) {
-        let mut streams = lock(&self.streams);
-        streams.sinks.remove(&stream);
-        streams.next_seq.remove(&stream);
+        let kind = {
+            let mut streams = lock(&self.streams);
+            streams.sinks.remove(&stream);
+            streams.next_seq.remove(&stream);
+            streams.kinds.remove(&stream)
+        };
+        if let (Some(relay), Some(StreamKind::Request(_))) = (&self.shared_log, kind) {
+            let closed = relay.close(self.stream_key(stream));
+            tokio::spawn(async move {
+                if let Err(e) = closed.await {
+                    tracing::warn!(error = %e, "legacy stream: could not mark it ended in the shared log");
+                }
+            });
+        }
+    }
+
+    fn stream_key(&self, stream: u64) -> StreamKey {
+        StreamKey {
+            session: self.id.clone(),
+            owner: self.tag.to_string(),
+            stream,
+        }
     }
 
     /// Logs `json` as the next event of `stream` and sends it to the stream's reader, if one
     /// reads it (waiting while the reader is slow). Returns whether a reader took it.
     pub(crate) async fn emit(&self, stream: u64, json: &[u8]) -> bool {
-        let (frame, sink) = {
+        let (frame, sink, opens, this) = {
             let mut streams = lock(&self.streams);
             let Some(seq) = streams.next_seq.get_mut(&stream) else {
                 return false;
             };
             let this = *seq;
             *seq += 1;
-            let frame = (self.frame)(&event_id(stream, this), json);
+            let frame = (self.frame)(&self.event_id(stream, this), json);
+            let opens = if this == 1 {
+                streams.kinds.get(&stream).cloned()
+            } else {
+                None
+            };
             if self.replay > 0 {
                 if streams.log.len() >= self.replay {
                     streams.log.pop_front();
@@ -177,8 +268,23 @@ impl Live {
                     frame: frame.clone(),
                 });
             }
-            (frame, streams.sinks.get(&stream).cloned())
+            (frame, streams.sinks.get(&stream).cloned(), opens, this)
         };
+        // In the shared log before the client can have it: whatever a client saw, another
+        // instance can replay.
+        if let Some(relay) = &self.shared_log {
+            let event = LoggedEvent {
+                key: self.stream_key(stream),
+                seq: this,
+                opens,
+                frame: frame.to_vec(),
+                keep: self.replay.max(1),
+            };
+            // The relay warns of its own failures; each event left out is a debug line.
+            if let Err(e) = relay.record(event).await {
+                tracing::debug!(session = %self.id, stream, error = %e, "legacy stream: event not in the shared log (it cannot be replayed on another instance)");
+            }
+        }
         match sink {
             Some(sink) => sink.send(frame).await.is_ok(),
             None => false,
@@ -227,7 +333,11 @@ impl Live {
             return Err(TooManyPending(self.max_pending));
         }
         let n = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::from(format!("smcp-{n}"));
+        let id = if self.tag.is_empty() {
+            RequestId::from(format!("smcp-{n}"))
+        } else {
+            RequestId::from(format!("smcp-{}-{n}", self.tag))
+        };
         let (tx, rx) = oneshot::channel();
         pending.insert(id.clone(), tx);
         Ok((id, rx))
@@ -315,7 +425,7 @@ mod tests {
     async fn events_are_numbered_logged_and_replayed() {
         let live = Live::new("s".into(), meta(), frame, 3, 2, Vec::new());
         let (tx, mut rx) = mpsc::channel(8);
-        let s = live.open_stream(tx);
+        let s = live.open_stream(tx, StreamKind::Standalone);
         for j in [b"a", b"b", b"c", b"d"] {
             assert!(live.emit(s, j).await);
         }
@@ -333,8 +443,16 @@ mod tests {
         assert!(live.replay_after(s, 0).is_none());
         assert_eq!(live.replay_after(s, 4).unwrap(), Vec::<Bytes>::new());
         assert!(live.replay_after(9, 0).is_none());
-        assert_eq!(parse_event_id("1-4"), Some((1, 4)));
-        assert_eq!(parse_event_id("x"), None);
+        let at = |owner, stream, seq| Some(EventRef { owner, stream, seq });
+        assert_eq!(parse_event_id("1-4"), at("", 1, 4));
+        assert_eq!(parse_event_id(" ab12_3-0 "), at("ab12", 3, 0));
+        for bad in [
+            "x", "1-", "-4", "1-4-5", "AB_1-2", "_1-2", "ab_1-+2", "ab-1-2", "a_b_1-2",
+        ] {
+            assert_eq!(parse_event_id(bad), None, "{bad}");
+        }
+        assert_eq!(event_id("", 2, 5), "2-5");
+        assert_eq!(event_id("ab12", 2, 5), "ab12_2-5");
     }
 
     #[tokio::test]

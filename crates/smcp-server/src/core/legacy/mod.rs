@@ -10,6 +10,9 @@
 //! | [`store`](SessionStore) | the serializable [`SessionRecord`], [`SessionStore`], [`MemorySessionStore`] |
 //! | `config` | the revisions served, [`LegacyConfig`], and `Legacy`: a server's sessions (store and live state) |
 //! | `live` | what only this instance has of a session: streams, event log, pending requests |
+//! | [`relay`](SessionRelay) | the seam for live traffic that must reach the instance holding it: [`SessionRelay`], [`LocalRelay`] |
+//! | `inbox` | what a relay brings to this instance, handed to the sessions it holds |
+//! | `resume` | a stream resumed with `Last-Event-ID` on an instance that did not write it, from the shared log |
 //! | `session` | `initialize`, the session's own methods, notifications and responses |
 //! | `changes` | the change notifications a session receives, from the change bus |
 //! | `request` | a session's request read once: its typed params, and the `_meta` the session gives it |
@@ -17,8 +20,11 @@
 
 mod changes;
 mod config;
+mod inbox;
 mod live;
+mod relay;
 mod request;
+mod resume;
 mod rounds;
 mod session;
 mod store;
@@ -26,10 +32,16 @@ mod store;
 pub(crate) use changes::{follow, subscribe};
 pub use config::{LEGACY_VERSIONS, LegacyConfig};
 pub(crate) use config::{Legacy, negotiate};
-pub(crate) use live::{Live, event_id, parse_event_id};
+pub(crate) use inbox::start;
+pub(crate) use live::{Live, parse_event_id};
+pub use relay::{
+    LocalRelay, LoggedEvent, MAX_TAG, RelayError, RelayInbox, RelayedAnswer, SessionRelay,
+    StreamKey, StreamKind, Tail, valid_tag,
+};
 #[cfg(feature = "stdio")]
 pub(crate) use request::SessionMeta;
 pub(crate) use request::SessionRequest;
+pub(crate) use resume::{Resumption, follow_elsewhere, resume_elsewhere};
 pub(crate) use rounds::Exchange;
 pub(crate) use session::{Refusal, RefusalKind};
 #[cfg(feature = "stdio")]

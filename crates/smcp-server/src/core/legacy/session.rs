@@ -14,7 +14,8 @@ use smcp_proto::messages::method;
 use smcp_proto::meta;
 
 use super::config::invalid_request;
-use super::live::Live;
+use super::live::{Answer, Live};
+use super::relay::{Owner, RelayError, RelayedAnswer, request_owner};
 use super::{Legacy, SessionError, SessionRecord, negotiate};
 use crate::core::error::SERVER_BUSY;
 use crate::core::server::Shared;
@@ -30,6 +31,9 @@ pub(crate) enum RefusalKind {
     Busy,
     /// The store failed (HTTP 500).
     Internal,
+    /// What the request needs is on another instance, which could not be reached in time
+    /// (HTTP 503): it may be sent again.
+    Unavailable,
 }
 
 /// A refusal of the session layer: its kind and the JSON-RPC error to send.
@@ -266,7 +270,13 @@ impl Legacy {
     ) -> Result<Arc<SessionRecord>, Refusal> {
         match self.store.get(id).await.map_err(Refusal::store)? {
             Some(record) if record.principal.as_deref() == principal => Ok(record),
-            _ => Err(Refusal::not_found()),
+            Some(_) => Err(Refusal::not_found()),
+            None => {
+                // Ended elsewhere, expired, or lost with the store: what this instance still
+                // holds of it (requests waiting for the client, streams) ends too.
+                self.end_live(id);
+                Err(Refusal::not_found())
+            }
         }
     }
 
@@ -302,12 +312,7 @@ impl Legacy {
                     .and_then(|p| p.get("requestId"))
                     .and_then(RequestId::from_value);
                 match id {
-                    Some(id) => {
-                        if live.cancel(&id) {
-                            tracing::debug!(?id, "legacy request cancelled");
-                        }
-                        Ok(())
-                    }
+                    Some(id) => self.cancel(live, &id).await,
                     None => Err(Refusal::bad(invalid_request(
                         "\"params.requestId\" of notifications/cancelled must be a string or a number",
                     ))),
@@ -345,10 +350,115 @@ impl Legacy {
         })
     }
 
+    /// `notifications/cancelled` for client request `id`: cancelled here when it runs here,
+    /// else the other instances are asked to (the relay; nothing to do without one).
+    async fn cancel(&self, live: &Live, id: &RequestId) -> Result<(), Refusal> {
+        if live.cancel(id) {
+            tracing::debug!(?id, "legacy request cancelled");
+            return Ok(());
+        }
+        if live.tag().is_empty() {
+            return Ok(());
+        }
+        match self.relay.cancel(&live.id, id).await {
+            Ok(()) => {
+                tracing::debug!(?id, "legacy cancellation relayed to the other instances");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(?id, error = %e, "legacy cancellation could not be relayed");
+                Err(unavailable(
+                    "the cancellation could not be passed to the server instance running the \
+                     request; send it again",
+                ))
+            }
+        }
+    }
+
+    /// The client's response to server-to-client request `id`: given to the round waiting
+    /// for it here, or relayed to the instance that sent the request (its tag is in the id)
+    /// and acknowledged by it. `Err` says why it was not taken.
+    pub(crate) async fn deliver(
+        &self,
+        live: &Live,
+        id: &RequestId,
+        answer: Answer,
+    ) -> Result<(), Refusal> {
+        let owner = match request_owner(id, live.tag()) {
+            Owner::Here => {
+                return if live.answer(id, answer) {
+                    Ok(())
+                } else {
+                    Err(unknown_response(id))
+                };
+            }
+            Owner::Malformed => return Err(unknown_response(id)),
+            Owner::Other(owner) => owner,
+        };
+        let RequestId::String(text) = id else {
+            return Err(unknown_response(id));
+        };
+        let (result, error) = match answer {
+            Ok(result) => (Some(result), None),
+            Err(error) => (None, Some(error)),
+        };
+        let relayed = RelayedAnswer {
+            session: live.id.clone(),
+            id: text.clone(),
+            result,
+            error,
+        };
+        match self.relay.forward(owner, relayed).await {
+            Ok(true) => {
+                tracing::debug!(session = %live.id, owner, "response relayed to its request's instance");
+                Ok(())
+            }
+            Ok(false) => Err(unknown_response(id)),
+            Err(RelayError::Gone) => Err(Refusal::bad(invalid_request(format!(
+                "Invalid request: the server instance that sent request {} has stopped; the \
+                 request it belonged to failed",
+                shown(id)
+            )))),
+            Err(RelayError::Unavailable(reason)) => {
+                tracing::warn!(session = %live.id, owner, %reason, "response not relayed");
+                Err(unavailable(
+                    "the response could not be passed to the server instance waiting for it; \
+                     send it again",
+                ))
+            }
+        }
+    }
+
     async fn save(&self, record: SessionRecord) -> Result<(), ErrorObject> {
         self.store
             .put(record)
             .await
             .map_err(|e| Refusal::store(e).error)
+    }
+}
+
+/// A request id as an error message may show it (a long string is not repeated).
+fn shown(id: &RequestId) -> String {
+    match id {
+        RequestId::Number(n) => n.to_string(),
+        RequestId::String(s) if s.len() <= 64 => format!("{s:?}"),
+        RequestId::String(_) => "(a long string)".to_owned(),
+    }
+}
+
+/// A response for a request the server did not send on this session, or no longer waits for.
+pub(crate) fn unknown_response(id: &RequestId) -> Refusal {
+    Refusal::bad(invalid_request(format!(
+        "Invalid request: the server sent no request with id {} on this session, or no \
+         longer waits for its response",
+        shown(id)
+    )))
+}
+
+/// Another instance could not be reached in time (HTTP 503).
+fn unavailable(message: &str) -> Refusal {
+    Refusal {
+        kind: RefusalKind::Unavailable,
+        error: ErrorObject::internal(format!("Service unavailable: {message}")),
     }
 }

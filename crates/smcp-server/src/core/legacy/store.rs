@@ -3,7 +3,8 @@
 //!
 //! Only the record is stored. What cannot be serialized (open SSE streams, server-to-client
 //! requests waiting for their response, requests in flight) stays on the instance that holds
-//! it; `docs/sessions.md` says what a load balancer must do about that.
+//! it; the traffic that must reach it goes through the session relay (`relay.rs`), and
+//! `docs/sessions.md` says what a load balancer must do about it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;

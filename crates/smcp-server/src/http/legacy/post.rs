@@ -15,7 +15,7 @@ use smcp_proto::meta;
 use tokio::sync::mpsc;
 
 use super::wire::{Head, SESSION_HEADER, accepted, refusal, session_value, sse_event};
-use crate::core::legacy::{Exchange, Legacy, Live, Refusal, SessionRequest};
+use crate::core::legacy::{Exchange, Legacy, Live, Refusal, SessionRequest, StreamKind};
 use crate::core::reply::{Era, Reply, era_finished_bytes};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
@@ -91,16 +91,15 @@ pub(crate) async fn post(
                 Err(r) => refusal(None, r),
             }
         }
-        Parsed::Result(r) => {
-            if live.answer(&r.id, Ok(r.result)) {
-                accepted()
-            } else {
-                refusal(None, unknown_response(&r.id))
-            }
-        }
+        Parsed::Result(r) => match legacy.deliver(&live, &r.id, Ok(r.result)).await {
+            Ok(()) => accepted(),
+            Err(r) => refusal(None, r),
+        },
         Parsed::Error(e) => match e.id {
-            Some(id) if live.answer(&id, Err(e.error)) => accepted(),
-            Some(id) => refusal(None, unknown_response(&id)),
+            Some(id) => match legacy.deliver(&live, &id, Err(e.error)).await {
+                Ok(()) => accepted(),
+                Err(r) => refusal(None, r),
+            },
             None => refusal(
                 None,
                 Refusal::bad(ErrorObject::invalid_request(
@@ -199,10 +198,11 @@ pub(crate) async fn post(
                 Err(going) => going,
             };
             let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
-            let stream = live.open_stream(tx);
+            let stream = live.open_stream(tx, StreamKind::Request(id.clone()));
             // The priming event is written only when the response turns out to be SSE.
             let primes = super::wire::primes(&record.protocol_version);
-            let primed = move || primes.then(|| super::wire::priming_event(stream));
+            let priming_id = live.event_id(stream, 0);
+            let primed = move || primes.then(|| super::wire::priming_event(&priming_id));
             exchange.stream = Some(stream);
             // The request runs on whether or not the client keeps reading: in the earlier
             // revisions a disconnect is not a cancellation, and the client may resume the
@@ -341,16 +341,4 @@ fn parse(body: &Bytes) -> Result<Parsed, Box<Response<McpBody>>> {
         },
         Err(e) => Err(refused(e.id().cloned(), e.to_error_object())),
     }
-}
-
-fn unknown_response(id: &RequestId) -> Refusal {
-    let shown = match id {
-        RequestId::Number(n) => n.to_string(),
-        RequestId::String(s) if s.len() <= 64 => format!("{s:?}"),
-        RequestId::String(_) => "(a long string)".to_owned(),
-    };
-    Refusal::bad(ErrorObject::invalid_request(format!(
-        "Invalid request: the server sent no request with id {shown} on this session, or no \
-         longer waits for its response"
-    )))
 }

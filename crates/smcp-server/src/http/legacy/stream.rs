@@ -4,9 +4,11 @@
 //! The standalone stream carries the change notifications the session may receive: tools,
 //! prompts and resources `list_changed` (as advertised), and `notifications/resources/updated`
 //! for the URIs it subscribed to, from the same `ChangeBus` that `subscriptions/listen` reads.
-//! Every event has an id (`<stream>-<n>`); the session keeps its last events, and a GET with
-//! `Last-Event-ID` gets the missed events of that stream first, then that stream's further
-//! events while it is open (a request still running), or a new standalone stream.
+//! Every event has an id (`<stream>-<n>`, `<tag>_<stream>-<n>` with a relay); the session
+//! keeps its last events, and a GET with `Last-Event-ID` gets the missed events of that stream
+//! first, then that stream's further events while it is open (a request still running), or a
+//! new standalone stream. A stream another instance wrote is resumed from the relay's shared
+//! log (`core/legacy/resume.rs`).
 
 use std::sync::Arc;
 
@@ -17,7 +19,10 @@ use smcp_proto::error::ErrorObject;
 use tokio::sync::{mpsc, watch};
 
 use super::wire::{Head, refusal, sse_event};
-use crate::core::legacy::{Legacy, Live, Refusal, RefusalKind, follow, parse_event_id, subscribe};
+use crate::core::legacy::{
+    Legacy, Live, Refusal, RefusalKind, Resumption, follow, follow_elsewhere, parse_event_id,
+    resume_elsewhere, subscribe,
+};
 use crate::core::server::Shared;
 use crate::http::body::McpBody;
 use crate::http::response::sse_response;
@@ -79,20 +84,26 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
     let live = legacy.live(&record, sse_event);
     let (tx, rx) = mpsc::channel(shared.limits.event_buffer.max(1));
     let mut first = None;
-    if let Some((stream, seq)) = head.last_event_id.as_deref().and_then(parse_event_id)
-        && let Some(missed) = live.replay_after(stream, seq)
-    {
-        let mut joined = BytesMut::new();
-        for frame in missed {
-            joined.extend_from_slice(&frame);
+    match head.last_event_id.as_deref().and_then(parse_event_id) {
+        Some(at) if at.owner == live.tag() => {
+            if let Some(missed) = live.replay_after(at.stream, at.seq) {
+                first = joined(missed);
+                if live.reattach(at.stream, tx.clone()) {
+                    tracing::debug!(session = %live.id, stream = at.stream, "legacy stream resumed");
+                    return sse_response(McpBody::stream(first, rx, None));
+                }
+            }
         }
-        if !joined.is_empty() {
-            first = Some(joined.freeze());
-        }
-        if live.reattach(stream, tx.clone()) {
-            tracing::debug!(session = %live.id, stream, "legacy stream resumed");
-            return sse_response(McpBody::stream(first, rx, None));
-        }
+        Some(at) => match resume_elsewhere(&legacy, &live, at).await {
+            Resumption::Unknown => {}
+            Resumption::Standalone(missed) => first = joined(missed),
+            Resumption::Request(missed, rest) => {
+                let follower = follow_elsewhere(shared, legacy, live, rest, tx);
+                tokio::spawn(follower);
+                return sse_response(McpBody::stream(joined(missed), rx, None));
+            }
+        },
+        None => {}
     }
     let Some(stream) = live.open_standalone(tx.clone(), legacy.config.standalone_streams) else {
         let mut response = refusal(
@@ -105,7 +116,7 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
         *response.status_mut() = StatusCode::CONFLICT;
         return response;
     };
-    let primed = super::wire::priming(&record.protocol_version, stream);
+    let primed = super::wire::priming(&record.protocol_version, &live.event_id(stream, 0));
     let first = match (first, primed) {
         (Some(missed), Some(primed)) => {
             let mut joined = BytesMut::from(&missed[..]);
@@ -120,6 +131,15 @@ pub(crate) async fn get(shared: Arc<Shared>, legacy: Arc<Legacy>, head: Head) ->
     let changes = subscribe(&shared, &uris.borrow());
     tokio::spawn(pump(shared, live, stream, tx, uris, changes));
     sse_response(McpBody::stream(first, rx, None))
+}
+
+/// `frames` as one chunk; `None` when there are none.
+fn joined(frames: Vec<Bytes>) -> Option<Bytes> {
+    let mut out = BytesMut::new();
+    for frame in frames {
+        out.extend_from_slice(&frame);
+    }
+    (!out.is_empty()).then(|| out.freeze())
 }
 
 /// Feeds the standalone stream from the change bus until the client goes or the session

@@ -114,6 +114,7 @@ pub(super) fn status(kind: RefusalKind) -> StatusCode {
         RefusalKind::NotFound => StatusCode::NOT_FOUND,
         RefusalKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
         RefusalKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        RefusalKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
     }
 }
 
@@ -147,8 +148,8 @@ pub(super) const RETRY_MS: u32 = 1000;
 
 /// The priming event a 2025-11-25 stream starts with (an id to resume from, no data, and
 /// `retry:`); earlier revisions do not define it.
-pub(crate) fn priming(version: &str, stream: u64) -> Option<Bytes> {
-    primes(version).then(|| priming_event(stream))
+pub(crate) fn priming(version: &str, id: &str) -> Option<Bytes> {
+    primes(version).then(|| priming_event(id))
 }
 
 /// Whether a stream of `version` starts with a priming event.
@@ -156,12 +157,9 @@ pub(super) fn primes(version: &str) -> bool {
     version == "2025-11-25"
 }
 
-/// The priming event of `stream`.
-pub(super) fn priming_event(stream: u64) -> Bytes {
-    Bytes::from(format!(
-        "id: {}\nretry: {RETRY_MS}\ndata: \n\n",
-        crate::core::legacy::event_id(stream, 0)
-    ))
+/// The priming event of a stream, whose id is `id` (the stream's event 0).
+pub(super) fn priming_event(id: &str) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {RETRY_MS}\ndata: \n\n"))
 }
 
 /// Whether this non-POST request is for a legacy session (GET or DELETE with a session id).
