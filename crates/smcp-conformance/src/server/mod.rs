@@ -50,7 +50,8 @@ pub struct Fixture {
     /// a random per-process key.
     pub mrtr: Option<smcp_server::mrtr::MrtrConfig>,
     /// State shared with the other instances of a deployment through Redis: the change bus,
-    /// the single-use replay guard and the 2025-era session store, as `smcpd --redis` has them.
+    /// the single-use replay guard, the 2025-era session store and the relay of their live
+    /// traffic, as `smcpd --redis` has them.
     pub cluster: Option<smcpd::cluster::Cluster>,
 }
 
@@ -94,14 +95,20 @@ pub fn server_with(fixture: Fixture) -> Result<Server, BuildError> {
         builder = builder.mrtr(mrtr);
     }
     if let Some(cluster) = &fixture.cluster {
+        let legacy = smcp_server::legacy::LegacyConfig::default();
         builder = builder
             .change_bus(std::sync::Arc::new(cluster.bus.clone()))
             .replay_guard(smcp_redis::RedisReplayGuard::new(&cluster.redis))
             .session_store(smcp_redis::RedisSessionStore::new(
                 &cluster.redis,
-                smcp_server::legacy::LegacyConfig::default().max_sessions,
-                smcp_server::legacy::LegacyConfig::default().idle_timeout,
-            ));
+                legacy.max_sessions,
+                legacy.idle_timeout,
+            ))
+            .session_relay(
+                smcp_redis::RedisSessionRelay::builder(&cluster.bus)
+                    .log_ttl(legacy.idle_timeout)
+                    .build(),
+            );
     }
     with_stateful(with_tasks(with_mrtr(with_triggers(with_prompts(
         with_resources(with_tools(builder)),
