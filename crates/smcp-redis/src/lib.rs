@@ -9,12 +9,14 @@
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
+//! | [`RedisTaskStore`] (feature `tasks`) | `smcp_tasks::TaskStore` | SEP-2663 task records, so `tasks/*` is served by any instance, and the leases by which the others end the tasks of an instance that died |
 //!
 //! # Features
 //!
 //! | feature | default | what |
 //! |---|---|---|
 //! | `legacy` | yes | [`RedisSessionStore`], the session store of the earlier protocol revisions (turns on `smcp-server/legacy`) |
+//! | `tasks` | yes | [`RedisTaskStore`], the shared SEP-2663 task store (adds the `smcp-tasks` dependency) |
 //!
 //! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
 //! failure, every command bounded by a timeout) and, for the bus, one subscriber connection
@@ -44,6 +46,8 @@ mod client;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
+#[cfg(feature = "tasks")]
+mod tasks;
 mod wire;
 
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
@@ -52,3 +56,5 @@ pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, Redis
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;
+#[cfg(feature = "tasks")]
+pub use tasks::{DEFAULT_TASK_WATCH, RedisTaskStore};

@@ -7,3 +7,5 @@ mod support;
 
 // The tests.
 mod redis;
+#[cfg(feature = "tasks")]
+mod tasks;
