@@ -26,6 +26,7 @@ mod auth_oidc_client;
 mod auth_oidc_extensions;
 mod binary;
 mod cluster;
+mod cluster_tasks;
 mod fault_deadlines;
 mod fault_disconnect;
 mod fault_fds;
