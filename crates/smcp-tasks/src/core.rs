@@ -1,12 +1,12 @@
 //! [`Core`]: what every request of the tasks extension and every running task reads (the
 //! store, the local runner, the settings), and how a task's change is published.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use smcp_proto::ext::tasks::{EXTENSION_ID, NOTIFICATION_TASKS, TaskStatusNotificationParams};
-use smcp_server::{Change, Clock, RequestContext, keys};
+use smcp_server::{Change, ChangeBus, Clock, RequestContext, keys};
 
 use crate::registry::Runner;
 use crate::store::{TaskRecord, TaskStore};
@@ -24,6 +24,9 @@ pub(crate) struct Core {
     pub(crate) lease: Duration,
     /// Whether the lease keeper (`lease.rs`) runs.
     pub(crate) keeper: AtomicBool,
+    /// Where the keeper publishes the endings of lost tasks: the server's change bus, once
+    /// known.
+    pub(crate) bus: OnceLock<Arc<dyn ChangeBus>>,
     pub(crate) clock: Clock,
 }
 

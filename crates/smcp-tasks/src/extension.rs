@@ -180,6 +180,7 @@ impl TasksBuilder {
                 max_rounds: self.max_rounds,
                 lease: self.lease,
                 keeper: std::sync::atomic::AtomicBool::new(false),
+                bus: std::sync::OnceLock::new(),
                 clock,
             }),
         }
@@ -231,7 +232,7 @@ impl TasksExtension {
     /// Idempotent; does nothing for a store without leases. The loop ends when the extension
     /// is dropped.
     pub fn attach(&self, server: &smcp_server::Server) {
-        crate::lease::start(&self.core, server.change_bus());
+        crate::lease::start(&self.core, Some(server.change_bus()));
     }
 }
 

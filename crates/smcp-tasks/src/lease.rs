@@ -20,9 +20,16 @@ use smcp_server::{ChangeBus, RequestContext};
 
 use crate::core::{Core, notification};
 
-/// Starts the keeper once, publishing on `bus`; nothing for a store without leases.
-pub(crate) fn start(core: &Arc<Core>, bus: &Arc<dyn ChangeBus>) {
-    if !core.store.keeps_leases() || core.keeper.swap(true, Ordering::AcqRel) {
+/// Starts the keeper once, publishing on `bus` (once one is known); nothing for a store
+/// without leases.
+pub(crate) fn start(core: &Arc<Core>, bus: Option<&Arc<dyn ChangeBus>>) {
+    if !core.store.keeps_leases() {
+        return;
+    }
+    if let Some(bus) = bus {
+        let _ = core.bus.set(bus.clone());
+    }
+    if core.keeper.swap(true, Ordering::AcqRel) {
         return;
     }
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -32,24 +39,26 @@ pub(crate) fn start(core: &Arc<Core>, bus: &Arc<dyn ChangeBus>) {
         return;
     };
     let every = (core.lease / 3).max(Duration::from_millis(10));
-    runtime.spawn(keep(Arc::downgrade(core), bus.clone(), every));
+    runtime.spawn(keep(Arc::downgrade(core), every));
 }
 
-/// Starts the keeper on the change bus of the server serving `ctx`, if it is not running.
+/// Starts the keeper (publishing on the change bus of the server serving `ctx`), if it is
+/// not running. A context without a server still gets its leases renewed.
 pub(crate) fn start_from(core: &Arc<Core>, ctx: &RequestContext) {
-    if core.keeper.load(Ordering::Acquire) || !core.store.keeps_leases() {
+    if !core.store.keeps_leases()
+        || (core.keeper.load(Ordering::Acquire) && core.bus.get().is_some())
+    {
         return;
     }
-    if let Some(server) = ctx.server() {
-        start(core, server.change_bus());
-    }
+    let server = ctx.server();
+    start(core, server.as_ref().map(smcp_server::Server::change_bus));
 }
 
 /// Lease renewals and the sweep are each bounded by this many periods of the loop (a store
 /// that hangs does not stall the keeper for longer).
 const CALL_BOUND: u32 = 2;
 
-async fn keep(core: Weak<Core>, bus: Arc<dyn ChangeBus>, every: Duration) {
+async fn keep(core: Weak<Core>, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let bound = every * CALL_BOUND;
@@ -59,7 +68,7 @@ async fn keep(core: Weak<Core>, bus: Arc<dyn ChangeBus>, every: Duration) {
             return;
         };
         renew(&core, bound).await;
-        sweep(&core, &bus, bound).await;
+        sweep(&core, bound).await;
     }
 }
 
@@ -84,7 +93,7 @@ async fn renew(core: &Core, bound: Duration) {
     }
 }
 
-async fn sweep(core: &Core, bus: &Arc<dyn ChangeBus>, bound: Duration) {
+async fn sweep(core: &Core, bound: Duration) {
     match tokio::time::timeout(bound, core.store.reap_lapsed()).await {
         Ok(Ok(ended)) => {
             for record in ended {
@@ -94,6 +103,10 @@ async fn sweep(core: &Core, bus: &Arc<dyn ChangeBus>, bound: Duration) {
                     status = ?record.status,
                     "task's worker lost (its lease lapsed): task ended"
                 );
+                let Some(bus) = core.bus.get() else {
+                    tracing::warn!(task_id = %record.task_id, "no change bus: the task's ending is not published");
+                    continue;
+                };
                 if let Some(change) = notification(&record)
                     && let Err(e) = bus.publish(change)
                 {
