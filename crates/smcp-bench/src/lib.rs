@@ -18,6 +18,7 @@
 //! | `src/bin/bench-baseline.rs` | the physical-limit baseline server |
 //! | `src/bin/smcp-load.rs` | the load generator |
 //! | `src/bin/bench-driver/` | starts the servers, runs interleaved rounds, prints the table (`print.rs`) |
+//! | `src/bin/bench-tasks.rs` | SEP-2663 tasks through one URL: create, poll to completion; tasks/s, completion time, server and Redis CPU per task (`scripts/bench cluster`) |
 //! | `src/bin/bench-listen.rs` | N idle `subscriptions/listen` streams, one change: memory per stream, fan-out time (`scripts/bench listen`) |
 //! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
 //! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does, with no MCP |

@@ -10,12 +10,14 @@
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`RedisSessionRelay`] (feature `legacy`) | `smcp_server::legacy::SessionRelay` | a 2025-era session's live traffic: responses to server-to-client requests and cancellations relayed to the instance holding the request, every stream's events in a shared capped log for `Last-Event-ID` on any instance |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
+//! | [`RedisTaskStore`] (feature `tasks`) | `smcp_tasks::TaskStore` | SEP-2663 task records, so `tasks/*` is served by any instance, and the leases by which the others end the tasks of an instance that died |
 //!
 //! # Features
 //!
 //! | feature | default | what |
 //! |---|---|---|
 //! | `legacy` | yes | [`RedisSessionStore`] and [`RedisSessionRelay`], the session store and relay of the earlier protocol revisions (turns on `smcp-server/legacy`) |
+//! | `tasks` | yes | [`RedisTaskStore`], the shared SEP-2663 task store (adds the `smcp-tasks` dependency) |
 //!
 //! All of them hold one [`Redis`] handle: one connection for commands (reconnected on
 //! failure, every command bounded by a timeout) and, for the bus, one subscriber connection
@@ -47,6 +49,8 @@ mod relay;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
+#[cfg(feature = "tasks")]
+mod tasks;
 mod wire;
 
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
@@ -59,3 +63,5 @@ pub use relay::{
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;
+#[cfg(feature = "tasks")]
+pub use tasks::{DEFAULT_TASK_WATCH, RedisTaskStore};

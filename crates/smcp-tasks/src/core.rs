@@ -1,11 +1,12 @@
 //! [`Core`]: what every request of the tasks extension and every running task reads (the
 //! store, the local runner, the settings), and how a task's change is published.
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use smcp_proto::ext::tasks::{EXTENSION_ID, NOTIFICATION_TASKS, TaskStatusNotificationParams};
-use smcp_server::{Change, Clock, RequestContext, keys};
+use smcp_server::{Change, ChangeBus, Clock, RequestContext, keys};
 
 use crate::registry::Runner;
 use crate::store::{TaskRecord, TaskStore};
@@ -19,6 +20,13 @@ pub(crate) struct Core {
     pub(crate) immediate_window: Duration,
     pub(crate) cancel_grace: Duration,
     pub(crate) max_rounds: u32,
+    /// The lease period of the tasks this instance runs (with a store that keeps leases).
+    pub(crate) lease: Duration,
+    /// Whether the lease keeper (`lease.rs`) runs.
+    pub(crate) keeper: AtomicBool,
+    /// Where the keeper publishes the endings of lost tasks: the server's change bus, once
+    /// known.
+    pub(crate) bus: OnceLock<Arc<dyn ChangeBus>>,
     pub(crate) clock: Clock,
 }
 
@@ -44,17 +52,27 @@ impl Core {
         let Some(server) = ctx.server() else {
             return;
         };
-        let params = TaskStatusNotificationParams {
-            meta: None,
-            task: record.detailed(),
-        };
-        match serde_json::to_string(&params) {
-            Ok(params) => server.publish(Change::topic(
-                topic(&record.task_id),
-                NOTIFICATION_TASKS,
-                params,
-            )),
-            Err(e) => tracing::warn!(error = %e, "task notification not serialized"),
+        if let Some(change) = notification(record) {
+            server.publish(change);
+        }
+    }
+}
+
+/// `notifications/tasks` for the task as `tasks/get` shows it now, on the task's topic.
+pub(crate) fn notification(record: &TaskRecord) -> Option<Change> {
+    let params = TaskStatusNotificationParams {
+        meta: None,
+        task: record.detailed(),
+    };
+    match serde_json::to_string(&params) {
+        Ok(params) => Some(Change::topic(
+            topic(&record.task_id),
+            NOTIFICATION_TASKS,
+            params,
+        )),
+        Err(e) => {
+            tracing::warn!(error = %e, "task notification not serialized");
+            None
         }
     }
 }

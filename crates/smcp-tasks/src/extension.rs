@@ -41,6 +41,11 @@ pub const DEFAULT_IMMEDIATE_WINDOW: Duration = Duration::from_millis(250);
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(10);
 /// Default [`TasksBuilder::max_rounds`]: how many times one task may ask for input.
 pub const DEFAULT_MAX_ROUNDS: u32 = 64;
+/// Default [`TasksBuilder::lease`]: 5 s. With a store that keeps leases, a task whose instance
+/// died is failed within about 1⅓ of it (renewed every third of it, swept as often).
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(5);
+/// The shortest [`TasksBuilder::lease`]: 100 ms.
+pub const MIN_LEASE: Duration = Duration::from_millis(100);
 /// The longest `taskId` accepted in params (ids this server mints are 32 characters).
 pub const MAX_TASK_ID_LEN: usize = 256;
 /// The most `taskIds` one `subscriptions/listen` may name.
@@ -64,6 +69,7 @@ pub struct TasksBuilder {
     cancel_grace: Duration,
     max_rounds: u32,
     max_tasks: usize,
+    lease: Duration,
     store: Option<Arc<dyn TaskStore>>,
     clock: Option<Clock>,
 }
@@ -75,6 +81,7 @@ impl std::fmt::Debug for TasksBuilder {
             .field("poll_interval", &self.poll_interval)
             .field("immediate_window", &self.immediate_window)
             .field("max_tasks", &self.max_tasks)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +135,19 @@ impl TasksBuilder {
         self
     }
 
+    /// With a store that keeps leases (a shared one, [`TaskStore::keeps_leases`]): how long
+    /// the lease of a task this instance runs lasts without renewal. It is renewed every third
+    /// of it; when this instance dies, another one fails the task (−32603,
+    /// [`crate::WORKER_LOST`]) once the lease lapsed, within about 1⅓ leases of the death.
+    /// Shorter finds lost tasks sooner; longer tolerates longer stalls (a pause, a slow store)
+    /// before a live instance's tasks are failed. Default [`DEFAULT_LEASE`], at least
+    /// [`MIN_LEASE`]; ignored by a store without leases.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(MIN_LEASE);
+        self
+    }
+
     /// Where task state lives, instead of a [`MemoryTaskStore`] (e.g. one shared by several
     /// instances).
     #[must_use]
@@ -158,6 +178,9 @@ impl TasksBuilder {
                 immediate_window: self.immediate_window,
                 cancel_grace: self.cancel_grace,
                 max_rounds: self.max_rounds,
+                lease: self.lease,
+                keeper: std::sync::atomic::AtomicBool::new(false),
+                bus: std::sync::OnceLock::new(),
                 clock,
             }),
         }
@@ -185,6 +208,7 @@ impl TasksExtension {
             cancel_grace: DEFAULT_CANCEL_GRACE,
             max_rounds: DEFAULT_MAX_ROUNDS,
             max_tasks: crate::store::DEFAULT_MAX_TASKS,
+            lease: DEFAULT_LEASE,
             store: None,
             clock: None,
         }
@@ -198,6 +222,17 @@ impl TasksExtension {
     /// Tasks whose handler runs on this instance now.
     pub fn running(&self) -> usize {
         self.core.runner.len()
+    }
+
+    /// With a store that keeps leases: starts, on the current Tokio runtime, the background
+    /// loop that renews the leases of the tasks this instance runs and ends the tasks of lost
+    /// instances, publishing their final status on `server`'s change bus. Call it once the
+    /// server is built, so that an instance sweeps before it serves its first task request
+    /// (the loop also starts by itself on the first request that reaches the extension).
+    /// Idempotent; does nothing for a store without leases. The loop ends when the extension
+    /// is dropped.
+    pub fn attach(&self, server: &smcp_server::Server) {
+        crate::lease::start(&self.core, Some(server.change_bus()));
     }
 }
 
@@ -263,6 +298,7 @@ impl Core {
         next: Next,
         support: TaskSupport,
     ) -> ToolOutcome {
+        crate::lease::start_from(&self, &call.ctx);
         let window = support.window().unwrap_or(self.immediate_window);
         let cancel = CancellationToken::new();
         let ctx = call.ctx.detach(cancel.clone());
@@ -303,6 +339,10 @@ impl Core {
             result: None,
             error: None,
             cancel_requested: false,
+            lease_ms: self
+                .store
+                .keeps_leases()
+                .then(|| u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX)),
         };
         // Durable before the handle is sent: `tasks/get` resolves it from now on.
         if let Err(e) = self.store.create(record.clone()).await {
@@ -336,6 +376,7 @@ impl Core {
             params,
             ctx,
         } = request;
+        crate::lease::start_from(&self, &ctx);
         if !negotiated(&ctx) {
             return Err(missing_extension(format!(
                 "{method} requires the client capability extensions[\"{EXTENSION_ID}\"] on the request"

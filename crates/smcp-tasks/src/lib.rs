@@ -65,25 +65,28 @@
 //! | [`TaskSupport`], [`TaskToolExt`] | which tools may run as tasks |
 //! | [`TaskStore`], [`TaskRecord`], [`MemoryTaskStore`] | task state, the multi-instance seam, and its bounded in-memory default |
 //! | `runner.rs` | the handler futures this instance runs, from first round to terminal status |
+//! | `lease.rs` | with a store that keeps leases: renewing this instance's, ending the tasks of lost instances |
 //!
 //! See `docs/tasks/README.md` for the wire behaviour and multi-instance deployments.
 
 mod core;
 mod extension;
+mod lease;
 mod registry;
 mod runner;
 mod store;
 mod support;
 
 pub use extension::{
-    DEFAULT_CANCEL_GRACE, DEFAULT_IMMEDIATE_WINDOW, DEFAULT_MAX_ROUNDS, DEFAULT_POLL_INTERVAL,
-    DEFAULT_TTL, MAX_LISTEN_TASK_IDS, MAX_TASK_ID_LEN, TasksBuilder, TasksExtension, negotiated,
+    DEFAULT_CANCEL_GRACE, DEFAULT_IMMEDIATE_WINDOW, DEFAULT_LEASE, DEFAULT_MAX_ROUNDS,
+    DEFAULT_POLL_INTERVAL, DEFAULT_TTL, MAX_LISTEN_TASK_IDS, MAX_TASK_ID_LEN, MIN_LEASE,
+    TasksBuilder, TasksExtension, negotiated,
 };
 pub use smcp_proto::ext::tasks::EXTENSION_ID;
 #[allow(deprecated)]
 pub use store::StoreError;
 pub use store::{
     DEFAULT_MAX_TASKS, MemoryTaskStore, Mutation, TaskRecord, TaskStore, TaskStoreError,
-    new_task_id,
+    WORKER_LOST, new_task_id,
 };
 pub use support::{TaskMode, TaskSupport, TaskToolExt};

@@ -56,6 +56,11 @@ impl Runner {
         }
     }
 
+    /// The ids of the tasks running on this instance.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
     /// Tasks running on this instance.
     pub(crate) fn len(&self) -> usize {
         self.lock().len()

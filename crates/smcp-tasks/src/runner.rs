@@ -271,13 +271,19 @@ async fn finish(core: &Core, task: &Running, ending: Ending) {
         ),
     };
     let now = core.now_ms();
+    // Whether this write ended the task (not, e.g., another instance that found its lease
+    // lapsed): only then is the ending published here.
+    let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ended_in = ended.clone();
     let written = core
         .store
         .update(
             &task.task_id,
             task.principal.as_deref(),
             Box::new(move |r: &mut TaskRecord| {
-                if r.status.is_terminal() {
+                let terminal = r.status.is_terminal();
+                ended_in.store(!terminal, std::sync::atomic::Ordering::SeqCst);
+                if terminal {
                     return;
                 }
                 r.status = status;
@@ -292,7 +298,10 @@ async fn finish(core: &Core, task: &Running, ending: Ending) {
         )
         .await;
     match written {
-        Ok(record) => core.publish(&task.ctx, &record),
+        Ok(record) if ended.load(std::sync::atomic::Ordering::SeqCst) => {
+            core.publish(&task.ctx, &record);
+        }
+        Ok(record) => tracing::debug!(status = ?record.status, "task already ended"),
         Err(e) => tracing::debug!(error = %e, "task ended after its record was gone"),
     }
 }

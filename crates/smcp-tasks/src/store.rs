@@ -63,13 +63,49 @@ pub struct TaskRecord {
     /// `tasks/cancel` was received.
     #[serde(default)]
     pub cancel_requested: bool,
+    /// The lease the instance running the handler holds, in milliseconds, when the store
+    /// keeps leases ([`TaskStore::keeps_leases`]); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
 }
+
+/// The message of the JSON-RPC error (−32603) a task fails with when the instance running its
+/// handler was lost (its lease lapsed, see [`TaskStore::keeps_leases`]).
+pub const WORKER_LOST: &str = "Worker lost: the server instance running this task stopped \
+     renewing its lease (it crashed, was killed or lost its store); the task did not finish";
 
 impl TaskRecord {
     /// When the task expires (milliseconds since the Unix epoch), if it does.
     pub fn expires_at_ms(&self) -> Option<u64> {
         self.ttl_ms
             .map(|ttl| self.created_at_ms.saturating_add(ttl))
+    }
+
+    /// The task as it ends when the instance running it was lost at `at_ms` (its lease
+    /// lapsed): `failed` with −32603 [`WORKER_LOST`], or `cancelled` when `tasks/cancel` had
+    /// been received. A terminal record is returned unchanged. Deterministic (the same
+    /// record and time give the same ending), so every instance shows the same one.
+    #[must_use]
+    pub fn lapsed(&self, at_ms: u64) -> TaskRecord {
+        let mut ended = self.clone();
+        if self.status.is_terminal() {
+            return ended;
+        }
+        if self.cancel_requested {
+            ended.status = TaskStatus::Cancelled;
+            ended.status_message = Some("The task was cancelled".to_owned());
+        } else {
+            let error = ErrorObject::internal(WORKER_LOST);
+            ended.status = TaskStatus::Failed;
+            ended.status_message = Some(format!("Tool execution failed: {}", error.message));
+            ended.error = Some(error);
+        }
+        ended.result = None;
+        ended.input_requests.clear();
+        ended.responses = Map::new();
+        ended.held = None;
+        ended.last_updated_at_ms = at_ms.max(self.last_updated_at_ms);
+        ended
     }
 
     /// The task's metadata as the wire shows it.
@@ -153,6 +189,26 @@ pub type Mutation = Box<dyn FnMut(&mut TaskRecord) + Send>;
 ///   [`TaskStoreError::NotFound`] for every other, exactly as an unknown id is.
 /// * A task past its TTL is [`TaskStoreError::Expired`] (or, once forgotten, `NotFound`); a
 ///   result is kept until then.
+/// * A terminal status is final: every mutation the extension writes leaves a `completed`,
+///   `failed` or `cancelled` record as it is.
+///
+/// **Leases** (optional: only a store that answers `true` to [`TaskStore::keeps_leases`]; a
+/// single instance, like [`MemoryTaskStore`], has no lost workers). The handler of a task runs
+/// on the instance that created it, so when that instance dies the task would stay `working`
+/// until its TTL. With leases:
+///
+/// * [`TaskStore::create`] of a record with `lease_ms: Some(p)` starts a lease of `p` held by
+///   the creating instance; that instance renews the leases of the tasks it runs every `p/3`
+///   ([`TaskStore::renew_leases`]); a terminal status written by [`TaskStore::update`] ends
+///   the lease.
+/// * A lease not renewed for `p` has *lapsed*: the task is over. From that moment `get` and
+///   `update` show it as [`TaskRecord::lapsed`] (`failed` with −32603 [`WORKER_LOST`], or
+///   `cancelled` if a cancel was requested) and `update` applies no mutation to it.
+/// * Every instance calls [`TaskStore::reap_lapsed`] periodically (the extension does, every
+///   `p/3`): it writes that ending and hands each such task to exactly **one** caller across
+///   all instances, which publishes its final `notifications/tasks`.
+/// * A renewal that finds the lease gone (lapsed, or the record lost) says so, and the
+///   instance stops that handler: its outcome could no longer be written.
 ///
 /// Object safe: share it as `Arc<dyn TaskStore>`. For several instances, either route every
 /// request for a task to the instance that created it (sticky routing on the `Mcp-Name`
@@ -184,6 +240,31 @@ pub trait TaskStore: Send + Sync + 'static {
     /// local writes wake the task at once.
     fn watch_interval(&self) -> Option<Duration> {
         None
+    }
+
+    /// Whether this store keeps leases (see the trait docs). Default `false`: no lease is
+    /// taken, renewed or reaped.
+    fn keeps_leases(&self) -> bool {
+        false
+    }
+
+    /// Renews, for `period` from now, the leases of `task_ids`, the tasks whose handler runs
+    /// on this instance; returns those whose lease is gone (lapsed, or the task is no longer
+    /// stored), whose handlers should stop. The default (no leases) renews nothing.
+    fn renew_leases(
+        &self,
+        task_ids: Vec<String>,
+        period: Duration,
+    ) -> BoxFuture<Result<Vec<String>, TaskStoreError>> {
+        let _ = (task_ids, period);
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Writes the ending ([`TaskRecord::lapsed`]) of the tasks whose lease lapsed and returns
+    /// them, each to exactly one caller across all instances (the one that publishes it). At
+    /// most a bounded number per call. The default (no leases) returns none.
+    fn reap_lapsed(&self) -> BoxFuture<Result<Vec<TaskRecord>, TaskStoreError>> {
+        Box::pin(async { Ok(Vec::new()) })
     }
 }
 
@@ -431,7 +512,33 @@ mod tests {
             result: None,
             error: None,
             cancel_requested: false,
+            lease_ms: None,
         }
+    }
+
+    #[test]
+    fn a_lapsed_task_fails_with_the_worker_lost_error_or_ends_cancelled() {
+        let mut running = record("a", None, 1000, None);
+        running.status = TaskStatus::InputRequired;
+        running.input_requests = serde_json::from_value(serde_json::json!({
+            "k": {"method": "elicitation/create", "params": {"mode": "form", "message": "?",
+                  "requestedSchema": {"type": "object", "properties": {}}}}
+        }))
+        .unwrap();
+        let failed = running.lapsed(5000);
+        assert_eq!(failed.status, TaskStatus::Failed);
+        let error = failed.error.clone().unwrap();
+        assert_eq!(error.code, -32603);
+        assert!(error.message.starts_with("Worker lost"), "{error:?}");
+        assert!(failed.input_requests.is_empty());
+        assert_eq!(failed.last_updated_at_ms, 5000);
+        assert_eq!(failed, running.lapsed(5000), "deterministic");
+        assert!(failed.detailed().validate().is_ok());
+        running.cancel_requested = true;
+        let cancelled = running.lapsed(5000);
+        assert_eq!(cancelled.status, TaskStatus::Cancelled);
+        assert!(cancelled.error.is_none());
+        assert_eq!(failed.lapsed(9000), failed, "a terminal record is final");
     }
 
     #[tokio::test]
@@ -536,5 +643,6 @@ mod tests {
     fn the_trait_is_object_safe() {
         let store: Arc<dyn TaskStore> = Arc::new(MemoryTaskStore::default());
         assert!(store.watch_interval().is_none());
+        assert!(!store.keeps_leases());
     }
 }

@@ -8,3 +8,5 @@ mod support;
 // The tests.
 mod redis;
 mod relay;
+#[cfg(feature = "tasks")]
+mod tasks;

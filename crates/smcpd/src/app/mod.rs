@@ -83,11 +83,15 @@ impl App {
             ..base
         };
         files.configure(&mut config);
-        cli.tasks.configure(&mut config)?;
+        cli.tasks.configure(&mut config, &shared)?;
         cli.legacy.configure(&mut config);
         shared.configure(&mut config);
+        #[cfg(feature = "tasks")]
+        let tasks = config.tasks.clone();
         let server = smcpd::demo_server_with(config)?;
         shared.attach(&server).await?;
+        #[cfg(feature = "tasks")]
+        tasks::attach(tasks.as_ref(), &server);
         if cli.serve.clock_secs > 0 {
             tokio::spawn(smcpd::run_clock(
                 server.clone(),

@@ -15,7 +15,8 @@ pub(crate) struct RedisArgs {
     /// instance's listeners, single-use request states (and DPoP proofs' jti, with
     /// --auth-dpop) are redeemed once across instances,
     /// 2025-era sessions live there (their live traffic relayed to the instance holding it,
-    /// so a session needs no stickiness), and `toggle_extra` changes every instance's catalog.
+    /// so a session needs no stickiness), SEP-2663 tasks too (any instance serves tasks/*;
+    /// see --task-lease), and `toggle_extra` changes every instance's catalog.
     /// Without it, everything stays in this process.
     #[arg(long = "redis", value_name = "URL", env = "SMCPD_REDIS_URL")]
     url: Option<String>,
@@ -89,6 +90,25 @@ impl Shared {
         self.0
             .as_ref()
             .map(|cluster| Arc::new(smcp_redis::RedisReplayGuard::new(&cluster.redis)) as _)
+    }
+}
+
+#[cfg(all(feature = "redis", feature = "tasks"))]
+impl Shared {
+    /// The SEP-2663 task store every instance shares (at most `max` live tasks across them),
+    /// with leases; `None` without `--redis`.
+    pub(crate) fn task_store(&self, max: usize) -> Option<Arc<dyn smcp_tasks::TaskStore>> {
+        self.0
+            .as_ref()
+            .map(|cluster| Arc::new(smcp_redis::RedisTaskStore::new(&cluster.redis, max)) as _)
+    }
+}
+
+#[cfg(all(not(feature = "redis"), feature = "tasks"))]
+impl Shared {
+    /// No shared task store.
+    pub(crate) fn task_store(&self, _max: usize) -> Option<Arc<dyn smcp_tasks::TaskStore>> {
+        None
     }
 }
 

@@ -5,7 +5,8 @@
 //! file test also SeaweedFS as the shared S3 file store) with the debug smcpd, and takes it
 //! down at the end. `SMCP_CLUSTER=skip` skips them.
 
-// scripts/cluster runs smcpd with --redis, the file flags, --no-tasks and legacy sessions.
+// scripts/cluster runs smcpd with --redis, the file flags, tasks (shared in Redis, tested in
+// cluster_tasks.rs) and legacy sessions.
 #![cfg(all(
     feature = "redis",
     feature = "files",

@@ -27,6 +27,7 @@ mod auth_oidc_extensions;
 mod binary;
 mod cluster;
 mod cluster_legacy;
+mod cluster_tasks;
 mod fault_deadlines;
 mod fault_disconnect;
 mod fault_fds;
