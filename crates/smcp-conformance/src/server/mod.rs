@@ -22,7 +22,7 @@ pub use common::{PNG_BASE64, WAV_BASE64};
 pub use features::{json_schema_2020_12, with_prompts, with_resources, with_tools, with_triggers};
 pub use mrtr::with_mrtr;
 pub use stateful::with_stateful;
-pub use tasks::with_tasks;
+pub use tasks::{with_tasks, with_tasks_in};
 
 use smcp_server::{BuildError, Server};
 
@@ -51,7 +51,7 @@ pub struct Fixture {
     pub mrtr: Option<smcp_server::mrtr::MrtrConfig>,
     /// State shared with the other instances of a deployment through Redis: the change bus,
     /// the single-use replay guard, the 2025-era session store and the relay of their live
-    /// traffic, as `smcpd --redis` has them.
+    /// traffic, and the SEP-2663 task store with its leases, as `smcpd --redis` has them.
     pub cluster: Option<smcpd::cluster::Cluster>,
 }
 
@@ -94,7 +94,12 @@ pub fn server_with(fixture: Fixture) -> Result<Server, BuildError> {
     if let Some(mrtr) = fixture.mrtr {
         builder = builder.mrtr(mrtr);
     }
+    let mut tasks = smcp_tasks::TasksExtension::builder();
     if let Some(cluster) = &fixture.cluster {
+        tasks = tasks.store(std::sync::Arc::new(smcp_redis::RedisTaskStore::new(
+            &cluster.redis,
+            smcp_tasks::DEFAULT_MAX_TASKS,
+        )));
         let legacy = smcp_server::legacy::LegacyConfig::default();
         builder = builder
             .change_bus(std::sync::Arc::new(cluster.bus.clone()))
@@ -110,8 +115,15 @@ pub fn server_with(fixture: Fixture) -> Result<Server, BuildError> {
                     .build(),
             );
     }
-    with_stateful(with_tasks(with_mrtr(with_triggers(with_prompts(
-        with_resources(with_tools(builder)),
-    )))))
-    .build()
+    let tasks = tasks.build();
+    let server = with_stateful(with_tasks_in(
+        with_mrtr(with_triggers(with_prompts(with_resources(with_tools(
+            builder,
+        ))))),
+        tasks.clone(),
+    ))
+    .build()?;
+    // A shared store's lease keeper (tasks of a lost instance end failed) starts now.
+    tasks.attach(&server);
+    Ok(server)
 }

@@ -28,7 +28,13 @@ async fn work(call: &smcp_server::ToolCall, seconds: f64) -> Result<(), HandlerE
 /// they ask for input (`confirm_delete`, `multi_input`) or fail at once
 /// (`protocol_error_job`) have a window of zero.
 pub fn with_tasks(builder: ServerBuilder) -> ServerBuilder {
-    use smcp_tasks::{TaskSupport, TaskToolExt, TasksExtension};
+    with_tasks_in(builder, smcp_tasks::TasksExtension::new())
+}
+
+/// [`with_tasks`] with the tasks extension `tasks` (for example one whose tasks live in a
+/// store the instances of a cluster share).
+pub fn with_tasks_in(builder: ServerBuilder, tasks: smcp_tasks::TasksExtension) -> ServerBuilder {
+    use smcp_tasks::{TaskSupport, TaskToolExt};
     let at_once = TaskSupport::optional().immediate_window(Duration::ZERO);
     let confirm_schema = json!({
         "type": "object",
@@ -47,7 +53,7 @@ pub fn with_tasks(builder: ServerBuilder) -> ServerBuilder {
             .unwrap_or(Value::Null)
     };
     builder
-        .extension(TasksExtension::new())
+        .extension(tasks)
         .tool(
             tool("greet")
                 .description("Greets by name (never a task)")
