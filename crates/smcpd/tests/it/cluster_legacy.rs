@@ -34,6 +34,11 @@ const VERSION: &str = "2025-11-25";
 
 /// Debug logs of the session layer (which instance relayed, which took).
 const DEBUG: &[(&str, &str)] = &[("SMCP_CLUSTER_LOG", "info,smcp_server::core::legacy=debug")];
+/// The same with a Redis that persists nothing.
+const DEBUG_NO_PERSISTENCE: &[(&str, &str)] = &[
+    ("SMCP_CLUSTER_LOG", "info,smcp_server::core::legacy=debug"),
+    ("SMCP_CLUSTER_REDIS_PERSIST", "off"),
+];
 
 /// Accepts every confirmation.
 #[derive(Clone, Default)]
@@ -584,10 +589,72 @@ async fn streams_resume_on_another_instance_from_the_shared_log() {
     assert!(resumed.next().await.is_none());
 }
 
+/// Until every instance's `/readyz` answers 200 (its Redis link and bus are back).
+async fn until_ready(c: &Cluster, within: Duration) {
+    let deadline = Instant::now() + within;
+    for i in 1..=3 {
+        let url = c.instance(i).replace("/mcp", "/readyz");
+        loop {
+            let ready = reqwest::get(&url).await.is_ok_and(|r| r.status() == 200);
+            if ready {
+                break;
+            }
+            assert!(Instant::now() < deadline, "instance {i} not ready");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn a_redis_restart_mid_session_keeps_what_was_acknowledged_and_fails_what_was_in_flight() {
+async fn a_durable_redis_restarted_mid_session_keeps_the_session_and_its_waiting_request() {
     need_cluster!();
     let c = Cluster::up_env("local", DEBUG);
+    let (one, two) = (c.instance(1), c.instance(2));
+    let s = Session::start(&one).await;
+    let mut call = s
+        .call(&one, 2, "confirm_action", json!({"action": "deploy"}))
+        .await;
+    let ask = call.until(is_elicitation).await.json();
+
+    // Redis away for 1 s.
+    let restart = {
+        let dir = c.dir.clone();
+        std::thread::spawn(move || {
+            Command::new(smcp_test_support::root().join("scripts/cluster"))
+                .args(["redis-restart", "1"])
+                .env("SMCP_CLUSTER_DIR", dir)
+                .env("SMCP_CLUSTER_FILES", "local")
+                .status()
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The answer sent while Redis is away: a clear error, and nothing taken.
+    let (status, body) = s.answer(&two, &ask["id"]).await;
+    assert!(status == 500 || status == 503, "{status}: {body}");
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    assert!(restart.join().unwrap().success());
+
+    // Redis is back with everything it acknowledged: once the instances are ready again, the
+    // session goes on, and the answer sent again reaches the request still waiting on
+    // instance 1, which then completes.
+    until_ready(&c, Duration::from_secs(15)).await;
+    let (status, body) = s.answer(&two, &ask["id"]).await;
+    assert_eq!(status, 202, "{body}");
+    let done = call.until(|v| v["id"] == 2).await.json();
+    assert_eq!(
+        done["result"]["content"][0]["text"], "done: deploy",
+        "{done}"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    assert_eq!(s.post(&c.instance(3), &list).await.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redis_without_persistence_restarted_mid_session_keeps_what_was_acknowledged_and_fails_what_was_in_flight()
+ {
+    need_cluster!();
+    let c = Cluster::up_env("local", DEBUG_NO_PERSISTENCE);
     let (one, two) = (c.instance(1), c.instance(2));
     let s = Session::start(&one).await;
     let echo = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -609,6 +676,7 @@ async fn a_redis_restart_mid_session_keeps_what_was_acknowledged_and_fails_what_
                 .args(["redis-restart", "3"])
                 .env("SMCP_CLUSTER_DIR", dir)
                 .env("SMCP_CLUSTER_FILES", "local")
+                .env("SMCP_CLUSTER_REDIS_PERSIST", "off")
                 .status()
                 .unwrap()
         })
