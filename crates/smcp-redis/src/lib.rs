@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
+//! | [`RedisRateLimiter`] | [`smcp_server::ratelimit::RateLimiter`] | rate limit buckets (one atomic script per decision, at Redis' clock): a burst is shared by every instance |
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
 //!
@@ -41,6 +42,7 @@
 mod bus;
 mod catalog;
 mod client;
+mod ratelimit;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
@@ -49,6 +51,7 @@ mod wire;
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
+pub use ratelimit::RedisRateLimiter;
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

@@ -6,4 +6,5 @@
 mod support;
 
 // The tests.
+mod ratelimit;
 mod redis;
