@@ -26,6 +26,7 @@ mod auth_oidc_client;
 mod auth_oidc_extensions;
 mod binary;
 mod cluster;
+mod cluster_quota;
 mod fault_deadlines;
 mod fault_disconnect;
 mod fault_fds;
@@ -40,6 +41,7 @@ mod legacy_self;
 mod observability;
 #[cfg(feature = "otel")]
 mod otel;
+mod quota_flags;
 #[cfg(feature = "files")]
 mod sep2631_fixtures;
 mod stdio;
