@@ -11,15 +11,19 @@ use super::{Bucket, BucketKey, Decision, RateLimiter, Verdict, gcra, unix_micros
 /// Buckets a [`MemoryRateLimiter`] holds by default.
 pub const DEFAULT_MAX_BUCKETS: usize = 100_000;
 
-/// How often full buckets are swept out, at most.
+/// How often full buckets are swept out.
 const SWEEP_EVERY_MICROS: u64 = 1_000_000;
+/// With the map full, how often it may be swept for a newcomer, at most: a sweep reads every
+/// bucket, and a flood of newcomers must not make every request pay for one.
+const FULL_SWEEP_EVERY_MICROS: u64 = 10_000;
 
 /// The default limiter: buckets in this process, for one instance (instances behind a load
 /// balancer each count on their own; share a store to count together).
 ///
 /// Memory is bounded: a bucket that is full again (idle for `burst` intervals) is the same as
-/// no bucket, and is dropped at the next sweep (at most once a second, and whenever the map
-/// is full). When `max_buckets` buckets are all in use, a request that needs a new one is
+/// no bucket, and is dropped at the next sweep (once a second, and, while the map is full, when
+/// a bucket may have become full again, at most every 10 ms). When `max_buckets` buckets are
+/// all in use, a request that needs a new one is
 /// refused until the soonest of them is full again: a flood of new callers cannot grow the
 /// map, nor reset anyone's bucket.
 ///
@@ -53,9 +57,12 @@ pub struct MemoryRateLimiter {
 struct State {
     /// Bucket key → the time (µs since the epoch) the bucket is full again.
     buckets: HashMap<String, u64>,
-    /// No sweep before this time.
+    /// No periodic sweep before this time.
     next_sweep: u64,
-    /// The earliest time a bucket is full again, as of the last sweep.
+    /// When the last sweep ran.
+    last_sweep: u64,
+    /// The earliest time a bucket is full again, as of the last sweep and the buckets added
+    /// since (a bucket taken from since may be later: then a sweep finds less than hoped).
     soonest_full: u64,
     /// Where keys are written to look them up.
     scratch: String,
@@ -98,7 +105,12 @@ impl MemoryRateLimiter {
     fn decide_now(&self, buckets: &[Bucket<'_>], now: u64) -> Decision {
         let mut guard = self.lock();
         let state = &mut *guard;
-        if now >= state.next_sweep || state.buckets.len() >= self.max_buckets {
+        let full = state.buckets.len() >= self.max_buckets;
+        if now >= state.next_sweep
+            || (full
+                && now >= state.soonest_full
+                && now >= state.last_sweep.saturating_add(FULL_SWEEP_EVERY_MICROS))
+        {
             sweep(state, now);
         }
         let mut refused: Option<(usize, u64)> = None;
@@ -138,6 +150,7 @@ impl MemoryRateLimiter {
                 Some(tat) => *tat = gcra(Some(*tat), now, bucket.rate).unwrap_or(*tat),
                 None => {
                     let tat = gcra(None, now, bucket.rate).unwrap_or(now);
+                    state.soonest_full = state.soonest_full.min(tat);
                     state.buckets.insert(state.scratch.clone(), tat);
                 }
             }
@@ -157,6 +170,7 @@ fn sweep(state: &mut State, now: u64) {
         keep
     });
     state.soonest_full = soonest;
+    state.last_sweep = now;
     state.next_sweep = now.saturating_add(SWEEP_EVERY_MICROS);
 }
 
