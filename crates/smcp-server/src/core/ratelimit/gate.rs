@@ -6,10 +6,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{
-    Anonymous, Bucket, BucketKey, Decision, LimitError, MemoryRateLimiter, Rate, RateLimited,
-    RateLimiter, RateLimits, Verdict,
-};
+use super::limiter::{Bucket, BucketKey, Decision, LimitError, RateLimited, RateLimiter, Verdict};
+use super::memory::MemoryRateLimiter;
+use super::rate::Rate;
+use super::rules::{Anonymous, RateLimits};
 use crate::core::context::Principal;
 use crate::core::future::BoxFuture;
 use crate::core::keys::Clock;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::{Bucket, BucketKey, Decision, RateLimiter, Verdict, gcra, unix_micros};
+use super::limiter::{Bucket, BucketKey, Decision, RateLimiter, Verdict, gcra, unix_micros};
 
 /// Buckets a [`MemoryRateLimiter`] holds by default.
 pub const DEFAULT_MAX_BUCKETS: usize = 100_000;
@@ -188,7 +188,7 @@ impl RateLimiter for MemoryRateLimiter {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Rate;
+    use super::super::rate::Rate;
     use super::*;
 
     fn bucket<'a>(rule: &'a str, subject: Option<&'a str>, rate: Rate) -> Bucket<'a> {
