@@ -521,3 +521,36 @@ mod stdio {
         assert_eq!(runs.load(Ordering::SeqCst), 2);
     }
 }
+
+/// A limiter whose store is down.
+#[derive(Debug)]
+struct Down;
+
+impl RateLimiter for Down {
+    fn decide(&self, _buckets: &[Bucket<'_>], _now: SystemTime) -> Verdict {
+        Verdict::Pending(Box::pin(async {
+            Err(smcp_server::ratelimit::LimitError::Store(
+                "connection refused".into(),
+            ))
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_limiter_that_cannot_decide_lets_requests_through_and_counts_it() {
+    let (clock, runs) = (TestClock::start(), Arc::new(AtomicUsize::new(0)));
+    let prometheus = smcp_server::metrics::Prometheus::new();
+    let server = builder(&clock, &runs)
+        .metrics(Arc::new(prometheus.clone()))
+        .rate_limits(RateLimits::new().principal(Rate::per_hour(1)).limiter(Down))
+        .build()
+        .unwrap();
+    let svc = server.service();
+    for id in 1..=3 {
+        ok(&post_as(&svc, &call_tool(id, "echo"), Some("alice"), None).await);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    let text = prometheus.render(&server);
+    let line = r#"smcp_rate_limit_decisions_total{limit="principal",outcome="error"} 3"#;
+    assert!(text.contains(line), "{text}");
+}
