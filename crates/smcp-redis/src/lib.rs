@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
+//! | [`RedisRateLimiter`] | [`smcp_server::ratelimit::RateLimiter`] | rate limit buckets (one atomic script per decision, at Redis' clock): a burst is shared by every instance |
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`RedisSessionRelay`] (feature `legacy`) | `smcp_server::legacy::SessionRelay` | a 2025-era session's live traffic: responses to server-to-client requests and cancellations relayed to the instance holding the request, every stream's events in a shared capped log for `Last-Event-ID` on any instance |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
@@ -46,6 +47,7 @@ mod catalog;
 mod client;
 #[cfg(feature = "legacy")]
 mod relay;
+mod ratelimit;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
@@ -60,6 +62,7 @@ pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, Redis
 pub use relay::{
     DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, LOG_PAUSE, RedisSessionRelay, RedisSessionRelayBuilder,
 };
+pub use ratelimit::RedisRateLimiter;
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

@@ -102,7 +102,8 @@ pub mod security;
 pub mod stdio;
 
 pub use crate::core::{
-    completion, context, extension, handler, keys, mrtr, prompts, reply, resources, tools,
+    completion, context, extension, handler, keys, mrtr, prompts, ratelimit, reply, resources,
+    tools,
 };
 
 pub use crate::core::builder::ServerBuilder;

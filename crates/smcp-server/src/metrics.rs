@@ -10,6 +10,7 @@
 //! | `smcp_bus_lag_seconds` | histogram | – |
 //! | `smcp_listen_streams` | gauge | – (read at scrape time) |
 //! | `smcp_legacy_sessions` | gauge | – (read at scrape time) |
+//! | `smcp_rate_limit_decisions_total` | counter | `limit` (a configured rule: `principal`, `tool:NAME`, `global-tool:NAME`), `outcome` (`allowed`, `refused`, `error`) |
 //!
 //! Every label value comes from a bounded set (`crate::core::metrics`), so the number of
 //! series is bounded whatever clients send.
@@ -26,7 +27,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::core::metrics::{
-    CodeLabel, FileDirection, Metrics, MrtrRound, RequestRecord, code_label, status_label,
+    CodeLabel, FileDirection, Metrics, MrtrRound, RateLimitOutcome, RequestRecord, code_label,
+    status_label,
 };
 use crate::core::server::Server;
 
@@ -61,6 +63,23 @@ impl EncodeLabelValue for Value {
 }
 
 type Labels<const N: usize> = [(&'static str, Value); N];
+
+/// A label value of the rate limit counters: a rule's label (configured, so bounded) or an
+/// outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum RateValue {
+    Rule(String),
+    Outcome(&'static str),
+}
+
+impl EncodeLabelValue for RateValue {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), fmt::Error> {
+        match self {
+            Self::Rule(s) => fmt::Write::write_str(encoder, s),
+            Self::Outcome(s) => fmt::Write::write_str(encoder, s),
+        }
+    }
+}
 type HistogramFamily = Family<Labels<1>, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -76,6 +95,7 @@ struct Inner {
     bus_lag: Histogram,
     listen_streams: Gauge,
     legacy_sessions: Gauge,
+    rate_limits: Family<[(&'static str, RateValue); 2], Counter>,
     /// Serializes renders (the gauges are set, then the registry encoded).
     render: Mutex<()>,
 }
@@ -159,8 +179,15 @@ impl Prometheus {
             "Sessions of the earlier revisions live on this instance",
             legacy_sessions.clone(),
         );
+        let rate_limits = Family::<[(&'static str, RateValue); 2], Counter>::default();
+        registry.register(
+            "smcp_rate_limit_decisions",
+            "Rate limit decisions per bucket, by rule and outcome (allowed, refused, error)",
+            rate_limits.clone(),
+        );
         Self(Arc::new(Inner {
             registry,
+            rate_limits,
             requests,
             latency,
             mrtr,
@@ -222,6 +249,16 @@ impl Metrics for Prometheus {
     fn bus_lag(&self, lag: Duration) {
         self.0.bus_lag.observe(lag.as_secs_f64());
     }
+
+    fn rate_limit(&self, limit: &str, outcome: RateLimitOutcome) {
+        self.0
+            .rate_limits
+            .get_or_create(&[
+                ("limit", RateValue::Rule(limit.to_owned())),
+                ("outcome", RateValue::Outcome(outcome.as_str())),
+            ])
+            .inc();
+    }
 }
 
 #[cfg(test)]
@@ -242,7 +279,15 @@ mod tests {
         prometheus.mrtr(MrtrRound::Retry);
         prometheus.file_bytes(FileDirection::In, 1234);
         prometheus.bus_lag(Duration::from_millis(3));
+        prometheus.rate_limit("tool:echo", RateLimitOutcome::Refused);
+        prometheus.rate_limit("tool:echo", RateLimitOutcome::Refused);
         let text = prometheus.render(&server);
+        assert!(
+            text.contains(
+                r#"smcp_rate_limit_decisions_total{limit="tool:echo",outcome="refused"} 2"#
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(
                 r#"smcp_requests_total{method="tools/call",status="4xx",code="-32602"} 1"#

@@ -99,6 +99,8 @@ pub struct DemoConfig {
     pub metrics: Option<std::sync::Arc<dyn smcp_server::core::metrics::Metrics>>,
     /// Health checks readiness asks (a shared store, a bus); empty = ready unless draining.
     pub health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
+    /// Rate limits (`smcpd --rate-limit`); none by default.
+    pub rate_limits: smcp_server::ratelimit::RateLimits,
 }
 
 /// The demo server with these listen-stream limits.
@@ -126,6 +128,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         cluster,
         metrics,
         health_checks,
+        rate_limits,
     } = config;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
@@ -366,6 +369,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     for check in health_checks {
         builder = builder.health_check_arc(check);
     }
+    builder = builder.rate_limits(rate_limits);
     #[cfg(feature = "legacy")]
     {
         builder = builder.legacy(legacy);

@@ -6,6 +6,7 @@
 mod support;
 
 // The tests.
+mod ratelimit;
 mod redis;
 mod relay;
 #[cfg(feature = "tasks")]

@@ -43,6 +43,7 @@ pub struct ServerBuilder {
     bus: Option<Arc<dyn ChangeBus>>,
     extensions: Vec<Arc<dyn Extension>>,
     metrics: super::metrics::MetricsHandle,
+    rate_limits: super::ratelimit::RateLimits,
     health: Vec<Arc<dyn super::health::HealthCheck>>,
     #[cfg(feature = "legacy")]
     legacy: super::legacy::LegacyConfig,
@@ -102,6 +103,7 @@ impl ServerBuilder {
             replay: None,
             bus: None,
             metrics: super::metrics::MetricsHandle::default(),
+            rate_limits: super::ratelimit::RateLimits::default(),
             health: Vec::new(),
             extensions: Vec::new(),
             #[cfg(feature = "legacy")]
@@ -637,6 +639,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Rate limits per principal and per tool (off by default): token buckets in this
+    /// process, or in a store every instance shares (`smcp_redis::RedisRateLimiter`). A
+    /// request over a limit is refused before dispatch with
+    /// [`SERVER_BUSY`](crate::SERVER_BUSY), `data.limit` and `data.retryAfterMs`; over HTTP
+    /// with `429` and `Retry-After`. See [`crate::ratelimit`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_server::ratelimit::{Rate, RateLimits};
+    ///
+    /// let server = smcp_server::Server::builder("demo", "1.0.0")
+    ///     .rate_limits(RateLimits::new().principal(Rate::per_second(100).and_burst(200)))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), smcp_server::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn rate_limits(mut self, limits: super::ratelimit::RateLimits) -> Self {
+        self.rate_limits = limits;
+        self
+    }
+
     /// Registers a protocol extension (see [`crate::extension`]), e.g. SEP-2631 file
     /// transfer from `smcp-files`. Extensions wrap tool calls in registration order, the
     /// first outermost.
@@ -736,8 +761,14 @@ impl ServerBuilder {
             smcp_proto::meta::SERVER_INFO.to_owned(),
             serde_json::to_value(&self.info).unwrap_or(Value::Null),
         );
+        let rate_limits = super::ratelimit::Gatekeeper::new(
+            self.rate_limits,
+            mrtr.clock.clone(),
+            self.metrics.clone(),
+        );
         Ok(Server {
             shared: Arc::new(Shared {
+                rate_limits,
                 server_meta: ServerMeta::new(server_meta),
                 instructions: self.instructions,
                 features,

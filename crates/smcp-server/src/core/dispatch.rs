@@ -7,8 +7,16 @@
 //! the unknown tool (−32602), the transport's mirrored params (−32020), the required client
 //! capabilities (−32021), `requestState` (−32602) and the arguments against the input schema
 //! (an `isError` result, so the model can correct itself). Only then does a handler run.
+//!
+//! Before all of that, when the server has rate limits and the transport asks for them
+//! ([`RateCheck::Apply`]), the request's buckets are asked (`ratelimit/gate.rs`): a refusal
+//! is the answer, whatever else is wrong with the request. A limiter that answers at once
+//! (in this process) refuses before any dispatch work; one that answers later (a shared
+//! store) gates the dispatched request ([`Dispatch::Gated`]): its handler runs only once the
+//! decision lets it.
 
 use std::borrow::Cow;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -39,6 +47,7 @@ use super::meta::{Admitted, meta_bytes};
 use super::mrtr::{Binding, Input, Salient};
 use super::pagination;
 use super::prompts::PromptGet;
+use super::ratelimit::{Gate, RateLimited};
 use super::reply::{Finished, Reply};
 use super::resources::{Descriptor, ResourceRead};
 use super::server::{SUPPORTED_VERSIONS, Shared};
@@ -61,6 +70,21 @@ pub(crate) struct Call<'a> {
     pub(crate) body: Option<Bytes>,
     /// The transport's own copies of params (over HTTP, the `Mcp-Param-*` headers).
     pub(crate) mirror: &'a dyn ParamMirror,
+    /// Whether the rate limits apply to this request.
+    pub(crate) rate: RateCheck,
+}
+
+/// Whether dispatch asks the rate limits about a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RateCheck {
+    /// Ask them (an unauthenticated request keyed by `peer` when the limits say so).
+    Apply {
+        /// The peer's address, when the transport has one.
+        peer: Option<IpAddr>,
+    },
+    /// Do not: the transport decided already, or this is a later round of one request.
+    #[cfg_attr(not(feature = "legacy"), allow(dead_code))]
+    Skip,
 }
 
 /// What a transport decided about a request before dispatch.
@@ -75,6 +99,8 @@ pub(crate) struct Admission {
     pub(crate) principal: Option<Principal>,
     /// What its credentials allow.
     pub(crate) access: Option<super::access::Access>,
+    /// Whether the rate limits apply.
+    pub(crate) rate: RateCheck,
 }
 
 impl<'a> Call<'a> {
@@ -129,6 +155,7 @@ impl<'a> Call<'a> {
             ctx,
             body: Some(message.clone()),
             mirror,
+            rate: admission.rate,
         }
     }
 }
@@ -172,11 +199,34 @@ pub(crate) enum Dispatch {
         Result<SubscriptionsListenRequestParams, ErrorObject>,
         RequestContext,
     ),
+    /// A rate limit decision still to come (a shared store): the request (never a listen)
+    /// is answered with the refusal, or as dispatched once the gate lets it through.
+    Gated(BoxFuture<Result<(), RateLimited>>, Box<Dispatch>),
 }
 
 impl Dispatch {
     fn pending(fut: impl Future<Output = Finished> + Send + 'static) -> Self {
         Self::Pending(Box::pin(fut))
+    }
+
+    /// The same, with a pending gate folded into the handler's future (for transports that
+    /// answer a refusal in-band, as any other error: stdio, the sessions' later rounds).
+    #[cfg_attr(not(any(feature = "stdio", feature = "legacy")), allow(dead_code))]
+    pub(crate) fn ungated(self) -> Self {
+        match self {
+            Self::Gated(gate, then) => match *then {
+                Self::Ready(outcome) => Self::pending(async move {
+                    gate.await.map_err(|r| r.to_error_object())?;
+                    outcome
+                }),
+                Self::Pending(fut) => Self::pending(async move {
+                    gate.await.map_err(|r| r.to_error_object())?;
+                    fut.await
+                }),
+                other => other.ungated(),
+            },
+            other => other,
+        }
     }
 }
 
@@ -214,6 +264,24 @@ fn input_required(shared: &Shared, ir: smcp_proto::patterns::mrtr::InputRequired
 }
 
 pub(crate) fn dispatch(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
+    if let (Some(limits), RateCheck::Apply { peer }) = (&shared.rate_limits, call.rate)
+        && call.method != method::SUBSCRIPTIONS_LISTEN
+    {
+        let tool = match &call.params {
+            Ok(ClientRequest::CallTool(p)) => Some(p.name.as_str()),
+            _ => None,
+        };
+        match limits.gate(call.ctx.principal(), peer, tool) {
+            Gate::Open => {}
+            Gate::Closed(refused) => return Dispatch::Ready(Err(refused.to_error_object())),
+            Gate::Pending(gate) => return Dispatch::Gated(gate, Box::new(route(shared, call))),
+        }
+    }
+    route(shared, call)
+}
+
+/// [`dispatch`], past the rate limits.
+fn route(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
     let catalog = shared.catalog();
     let name = &*call.method;
     if !serves(shared, &catalog, name) {

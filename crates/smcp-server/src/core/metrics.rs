@@ -70,6 +70,28 @@ impl FileDirection {
     }
 }
 
+/// What a rate limiter decided about one bucket of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateLimitOutcome {
+    /// A token was taken.
+    Allowed,
+    /// The request was refused by this bucket.
+    Refused,
+    /// The limiter could not decide (its store failed); the request was let through.
+    Error,
+}
+
+impl RateLimitOutcome {
+    /// The label value: `allowed`, `refused` or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Refused => "refused",
+            Self::Error => "error",
+        }
+    }
+}
+
 /// Where a server's measurements go. Every method has an empty default, so an implementation
 /// records only what it wants. Implementations must be cheap: they run on the request path.
 pub trait Metrics: Send + Sync + fmt::Debug + 'static {
@@ -89,6 +111,11 @@ pub trait Metrics: Send + Sync + fmt::Debug + 'static {
     /// subscribers this long after it was published.
     fn bus_lag(&self, lag: Duration) {
         let _ = lag;
+    }
+    /// A rate limit decision on one bucket: `limit` is the rule's label (`principal`,
+    /// `tool:NAME`, `global-tool:NAME`: configured rules only, so bounded).
+    fn rate_limit(&self, limit: &str, outcome: RateLimitOutcome) {
+        let _ = (limit, outcome);
     }
 }
 
@@ -168,6 +195,14 @@ impl MetricsHandle {
     pub fn bus_lag(&self, lag: Duration) {
         if let Some(m) = &self.0 {
             m.bus_lag(lag);
+        }
+    }
+
+    /// Reports a rate limit decision on one bucket.
+    #[inline]
+    pub fn rate_limit(&self, limit: &str, outcome: RateLimitOutcome) {
+        if let Some(m) = &self.0 {
+            m.rate_limit(limit, outcome);
         }
     }
 }

@@ -15,6 +15,7 @@
 //! | `dispatch` | routing every method, and the per-method rules |
 //! | `era` | which revisions a request belongs to (2026-07-28, or a session of the earlier ones), for every transport |
 //! | [`access`] | what a request's credentials allow (scopes), checked before any handler |
+//! | [`ratelimit`] | rate limits per principal and per tool: token buckets behind the `RateLimiter` trait, decided before dispatch |
 //! | [`context`] | the per-request context: progress, logging, cancellation, capabilities, principal |
 //! | [`mrtr`] | multi round-trip requests: `ask`, sealed `requestState`, replay guard |
 //! | [`extension`] | the seam extensions plug into (SEP-2631 files is one) |
@@ -48,6 +49,7 @@ pub mod mrtr;
 mod omit;
 pub(crate) mod pagination;
 pub mod prompts;
+pub mod ratelimit;
 pub mod reply;
 pub mod resources;
 mod runtime;

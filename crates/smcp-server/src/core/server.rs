@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: super::metrics::MetricsHandle,
     /// What readiness asks.
     pub(crate) health: Arc<[Arc<dyn super::health::HealthCheck>]>,
+    /// The rate limits, when there is any rule.
+    pub(crate) rate_limits: Option<super::ratelimit::Gatekeeper>,
     /// The earlier revisions' sessions, when served.
     #[cfg(feature = "legacy")]
     pub(crate) legacy: Option<Arc<super::legacy::Legacy>>,

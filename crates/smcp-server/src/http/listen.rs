@@ -50,7 +50,7 @@ use crate::core::listen::{self as protocol, Refusal};
 use crate::core::server::Shared;
 
 /// The peer's IP address, from [`crate::serve`] or axum's `ConnectInfo`.
-fn peer_address(
+pub(crate) fn peer_address(
     connection: Option<&ConnectionInfo>,
     extensions: &http::Extensions,
 ) -> Option<IpAddr> {

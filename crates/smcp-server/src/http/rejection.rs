@@ -41,7 +41,7 @@ impl Rejection {
 
 /// Maps the code of an error produced *by dispatch or a handler* to its HTTP status:
 /// the three MCP protocol codes keep their spec status, everything else is a JSON-RPC error
-/// inside a 200 response (REQUIREMENTS A1 item 17).
+/// inside a 200 response (REQUIREMENTS A1 item 17); a rate limit refusal is a 429.
 pub(crate) fn status_for_handler_error(error: &ErrorObject) -> StatusCode {
     match error.code {
         codes::HEADER_MISMATCH
@@ -49,6 +49,11 @@ pub(crate) fn status_for_handler_error(error: &ErrorObject) -> StatusCode {
         | codes::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
         codes::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         crate::core::access::INSUFFICIENT_SCOPE => StatusCode::FORBIDDEN,
+        crate::core::error::SERVER_BUSY
+            if crate::core::ratelimit::RateLimited::from_error_object(error).is_some() =>
+        {
+            StatusCode::TOO_MANY_REQUESTS
+        }
         _ => StatusCode::OK,
     }
 }

@@ -84,6 +84,13 @@ pub(crate) fn outcome_bytes(
     }
 }
 
+/// Sets `Retry-After` to `secs` seconds.
+pub(crate) fn retry_after(response: &mut Response<McpBody>, secs: u64) {
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+}
+
 /// One JSON-RPC message as an SSE event.
 pub(crate) fn sse_frame(json: &[u8]) -> Bytes {
     SSE.frame(json)

@@ -32,11 +32,14 @@ use super::pipeline;
 use super::rejection::Rejection;
 use super::request::{Accepts, check_head, read_body};
 use super::response::{SSE, json_response_in, outcome_bytes, refuse, reject};
+use super::serve::ConnectionInfo;
 use super::streaming::{HandlerFuture, run_streaming, unless_cut};
-use crate::core::access::{Access, InsufficientScope};
+use crate::core::access::{Access, INSUFFICIENT_SCOPE, InsufficientScope};
 use crate::core::context::{EventSink, Principal};
-use crate::core::dispatch::{self, Admission, Call, Dispatch};
-use crate::core::reply::caught;
+use crate::core::dispatch::{self, Admission, Call, Dispatch, RateCheck};
+use crate::core::error::SERVER_BUSY;
+use crate::core::ratelimit::RateLimited;
+use crate::core::reply::{Finished, caught};
 use crate::core::server::Shared;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -252,9 +255,16 @@ where
                 fut,
                 guard,
             } => {
-                let outcome = unless_cut(caught(fut), guard).await;
-                let (status, body) = outcome_bytes(&shared, id, outcome);
-                json_response_in(status, body, parts.headers)
+                match unless_cut(caught(fut), guard).await {
+                    // A handler's own rate limit refusal gets its Retry-After too.
+                    Err(e) if e.code == SERVER_BUSY => {
+                        with_recycled_headers(ready(&shared, id, Err(e)), parts.headers)
+                    }
+                    outcome => {
+                        let (status, body) = outcome_bytes(&shared, id, outcome);
+                        json_response_in(status, body, parts.headers)
+                    }
+                }
             }
             Step::Stream(fut) => with_recycled_headers(fut.await, parts.headers),
         }
@@ -420,6 +430,11 @@ fn handle_request(
         cancel: cancel.clone(),
         principal: parts.extensions.get::<Principal>().cloned(),
         access: parts.extensions.get::<Access>().cloned(),
+        rate: RateCheck::Apply {
+            peer: shared.rate_limits.as_ref().and_then(|_| {
+                super::listen::peer_address(ConnectionInfo::current().as_ref(), &parts.extensions)
+            }),
+        },
     };
     let mirror = HeaderMirror(&parts.headers);
     let handler_span = handler_span(trace);
@@ -429,28 +444,18 @@ fn handle_request(
             Call::new(&shared, request, body, admission, &mirror),
         )
     });
-    let dispatched = match dispatched {
-        Dispatch::Pending(fut) if !handler_span.is_disabled() => {
-            Dispatch::Pending(Box::pin(fut.instrument(handler_span)))
-        }
-        other => other,
+    let dispatched = if handler_span.is_disabled() {
+        dispatched
+    } else {
+        instrumented(dispatched, handler_span)
     };
     match dispatched {
+        Dispatch::Ready(Err(e)) if e.code == INSUFFICIENT_SCOPE || e.code == SERVER_BUSY => {
+            Step::Done(ready(&shared, id, Err(e)))
+        }
         Dispatch::Ready(outcome) => {
-            let refusal = outcome
-                .as_ref()
-                .err()
-                .and_then(InsufficientScope::from_error_object);
             let (status, body) = outcome_bytes(&shared, id, outcome);
-            match refusal {
-                // 403; the authentication layer outside adds the challenge from the extension.
-                Some(refusal) => {
-                    let mut response = super::response::json_response(status, body);
-                    response.extensions_mut().insert(refusal);
-                    Step::Done(response)
-                }
-                None => Step::Json(status, body),
-            }
+            Step::Json(status, body)
         }
         Dispatch::Listen(params, ctx) => {
             if super::listen::needs_extensions(&shared, &params, accepts.sse)
@@ -491,7 +496,60 @@ fn handle_request(
                 guard: cancel.drop_guard(),
             },
         },
+        // The decision first, so that a refusal is a 429 whatever the response would have
+        // been (JSON or SSE); then the request as dispatched.
+        Dispatch::Gated(gate, then) => Step::Stream(Box::pin(async move {
+            if let Err(refused) = gate.await {
+                return ready(&shared, id, Err(refused.to_error_object()));
+            }
+            let fut = match *then {
+                Dispatch::Pending(fut) => fut,
+                Dispatch::Ready(outcome) => return ready(&shared, id, outcome),
+                _ => return ready(&shared, id, Err(ErrorObject::internal("gated listen"))),
+            };
+            match (events_tx, events_rx) {
+                (Some(tx), Some(rx)) => {
+                    let fut = Box::pin(caught(fut));
+                    run_streaming(shared, id, fut, tx, rx, cancel, !accepts.json).await
+                }
+                _ => {
+                    let outcome = unless_cut(caught(fut), cancel.drop_guard()).await;
+                    ready(&shared, id, outcome)
+                }
+            }
+        })),
     }
+}
+
+/// A handler's future (a gated one's too) running in `span`.
+fn instrumented(dispatched: Dispatch, span: tracing::Span) -> Dispatch {
+    match dispatched {
+        Dispatch::Pending(fut) => Dispatch::Pending(Box::pin(fut.instrument(span))),
+        Dispatch::Gated(gate, then) => Dispatch::Gated(gate, Box::new(instrumented(*then, span))),
+        other => other,
+    }
+}
+
+/// The JSON response of an outcome known now. A scope refusal (403) carries the refusal for
+/// the authentication layer outside, which adds the challenge; a rate limit refusal (429)
+/// carries `Retry-After`.
+fn ready(shared: &Shared, id: RequestId, outcome: Finished) -> Response<McpBody> {
+    let (scope, limited) = match &outcome {
+        Err(e) => (
+            InsufficientScope::from_error_object(e),
+            RateLimited::from_error_object(e),
+        ),
+        Ok(_) => (None, None),
+    };
+    let (status, body) = outcome_bytes(shared, id, outcome);
+    let mut response = super::response::json_response(status, body);
+    if let Some(refusal) = scope {
+        response.extensions_mut().insert(refusal);
+    }
+    if let Some(refused) = limited {
+        super::response::retry_after(&mut response, refused.retry_after_secs());
+    }
+    response
 }
 
 /// The span a request's handler runs in: with the feature `otel` and an incoming trace

@@ -31,7 +31,7 @@ use super::options::{NEWLINE, StdioOptions};
 use super::running::Registration;
 use super::writer::Output;
 use crate::core::context::EventSink;
-use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
+use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror, RateCheck};
 use crate::core::meta;
 use crate::core::metrics::RequestRecord;
 use crate::core::reply::{Finished, caught, error_bytes, finished_bytes};
@@ -385,12 +385,14 @@ impl Connection {
             cancel: cancel.clone(),
             principal: self.link.options.principal.clone(),
             access: None,
+            rate: RateCheck::Apply { peer: None },
         };
         let dispatched = dispatch::dispatch(
             shared,
             Call::new(shared, request, line, admission, &NoMirror),
         );
-        match dispatched {
+        // A rate limit refusal is a JSON-RPC error like any other here.
+        match dispatched.ungated() {
             Dispatch::Ready(outcome) => self.finish(id, outcome, meter),
             Dispatch::Pending(mut fut) => {
                 // Most handlers finish on their first poll: no task, no registration.
@@ -417,6 +419,10 @@ impl Connection {
                     meter,
                 );
                 tasks.spawn(task.instrument(span));
+            }
+            Dispatch::Gated(..) => {
+                let error = ErrorObject::internal("the request was not ungated");
+                self.finish(id, Err(error), meter);
             }
             Dispatch::Listen(params, ctx) => {
                 // Measured when it opens (or is refused), as over HTTP when its stream starts.

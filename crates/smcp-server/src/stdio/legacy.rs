@@ -289,6 +289,8 @@ fn session_request(
         cancel,
         may_stream: true,
         stream: Some(stream),
+        // In-band: a refusal is the request's JSON-RPC error.
+        rate: crate::core::dispatch::RateCheck::Apply { peer: None },
     };
     let out = link.out.clone();
     tasks.spawn(

@@ -21,6 +21,7 @@ mod mrtr;
 mod observability;
 mod param_headers;
 mod parser_agreement;
+mod ratelimit;
 mod serve_protocols;
 mod stdio;
 mod stdio_legacy;

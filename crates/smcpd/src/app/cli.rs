@@ -2,7 +2,7 @@
 
 use clap::Parser;
 
-use super::{auth, files, legacy, observe, redis, serve, state, tasks, tls};
+use super::{auth, files, legacy, limits, observe, redis, serve, state, tasks, tls};
 
 /// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP or stdio).
 #[derive(Debug, Parser)]
@@ -29,6 +29,9 @@ pub(crate) struct Cli {
     /// Sessions of the earlier revisions (2025-11-25, 2025-06-18, 2025-03-26).
     #[command(flatten)]
     pub(crate) legacy: legacy::LegacyArgs,
+    /// Rate limits per caller and per tool.
+    #[command(flatten)]
+    pub(crate) limits: limits::LimitArgs,
     /// OAuth 2.1 authorization.
     #[command(flatten)]
     pub(crate) auth: auth::AuthArgs,

@@ -8,6 +8,7 @@ pub(crate) mod cli;
 pub(crate) mod files;
 pub(crate) mod http;
 pub(crate) mod legacy;
+pub(crate) mod limits;
 pub(crate) mod observe;
 pub(crate) mod redis;
 pub(crate) mod serve;
@@ -85,6 +86,7 @@ impl App {
         files.configure(&mut config);
         cli.tasks.configure(&mut config, &shared)?;
         cli.legacy.configure(&mut config);
+        cli.limits.configure(&mut config, shared.rate_limiter());
         shared.configure(&mut config);
         #[cfg(feature = "tasks")]
         let tasks = config.tasks.clone();

@@ -91,6 +91,13 @@ impl Shared {
             .as_ref()
             .map(|cluster| Arc::new(smcp_redis::RedisReplayGuard::new(&cluster.redis)) as _)
     }
+
+    /// The rate limit buckets every instance shares; `None` without `--redis`.
+    pub(crate) fn rate_limiter(&self) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
+        self.0
+            .as_ref()
+            .map(|cluster| Arc::new(smcp_redis::RedisRateLimiter::new(&cluster.redis)) as _)
+    }
 }
 
 #[cfg(all(feature = "redis", feature = "tasks"))]
@@ -138,6 +145,11 @@ impl Shared {
 
     /// No shared replay guard.
     pub(crate) fn replay_guard(&self) -> Option<Arc<dyn smcp_server::mrtr::ReplayGuard>> {
+        None
+    }
+
+    /// No shared rate limit buckets.
+    pub(crate) fn rate_limiter(&self) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
         None
     }
 }

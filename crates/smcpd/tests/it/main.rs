@@ -28,6 +28,7 @@ mod binary;
 mod cluster;
 mod cluster_legacy;
 mod cluster_tasks;
+mod cluster_quota;
 mod fault_deadlines;
 mod fault_disconnect;
 mod fault_fds;
@@ -42,6 +43,7 @@ mod legacy_self;
 mod observability;
 #[cfg(feature = "otel")]
 mod otel;
+mod quota_flags;
 #[cfg(feature = "files")]
 mod sep2631_fixtures;
 mod stdio;

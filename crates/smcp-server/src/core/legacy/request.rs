@@ -119,6 +119,14 @@ impl SessionRequest {
         })
     }
 
+    /// The tool a `tools/call` names (before its first round takes the params).
+    pub(crate) fn tool_name(&self) -> Option<&str> {
+        match &self.params {
+            Some(Ok(ClientRequest::CallTool(p))) => Some(&p.name),
+            _ => None,
+        }
+    }
+
     /// Whether `_meta` carries the protocol version or client capabilities, which a session
     /// request must not (−32602).
     pub(crate) fn carries_2026_meta(&self) -> bool {

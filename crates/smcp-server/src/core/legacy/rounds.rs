@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::live::{Live, TooManyPending};
 use super::{Legacy, SessionRequest};
 use crate::core::context::{EventSink, Framing, Principal};
-use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror};
+use crate::core::dispatch::{self, Admission, Call, Dispatch, ParamMirror, RateCheck};
 use crate::core::error::SERVER_BUSY;
 use crate::core::meta::Admitted;
 use crate::core::reply::{Era, Finished, Reply, caught, era_finished_bytes, panicked};
@@ -77,6 +77,9 @@ pub(crate) struct Exchange {
     /// The stream the request's events, server-to-client requests and response go on, once
     /// open; `None` while the response can still be one JSON document.
     pub(crate) stream: Option<u64>,
+    /// Whether the rate limits apply to the request's first round (its later rounds are the
+    /// same request): `Skip` when the transport asked them already.
+    pub(crate) rate: RateCheck,
 }
 
 /// The answers of one round: `inputResponses` and the `requestState` to send back.
@@ -189,6 +192,7 @@ impl Exchange {
                 Ok(retry) => (retry, true),
                 Err(error) => return Some(Err(error)),
             };
+            self.rate = RateCheck::Skip;
             round = self.dispatch(params, progress_token.clone());
         }
     }
@@ -213,6 +217,7 @@ impl Exchange {
             cancel: self.cancel.clone(),
             principal: self.principal.clone(),
             access: self.access.clone(),
+            rate: self.rate,
         };
         let request = IncomingRequest {
             id: self.request.id.clone(),
@@ -229,7 +234,7 @@ impl Exchange {
             &NoMirror,
             self.request.meta(&self.live.meta),
         );
-        match dispatch::dispatch(&self.shared, call) {
+        match dispatch::dispatch(&self.shared, call).ungated() {
             // A handler that finished at once emitted nothing through its channel.
             Dispatch::Ready(outcome) => Round::Ended(outcome, None),
             Dispatch::Listen(..) => Round::Ended(
@@ -237,6 +242,7 @@ impl Exchange {
                 None,
             ),
             Dispatch::Pending(fut) => Round::Running(fut, rx),
+            Dispatch::Gated(..) => Round::Ended(Err(ErrorObject::internal("gated")), None),
         }
     }
 

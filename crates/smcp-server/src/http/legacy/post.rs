@@ -158,6 +158,24 @@ pub(crate) async fn post(
                 );
                 return json_response(StatusCode::OK, bytes);
             }
+            // Rate limits before the request is in flight: a refusal is the session's HTTP
+            // response, 429 with Retry-After and the JSON-RPC error (whatever the limiter).
+            if let Some(limits) = &shared.rate_limits
+                && let Err(refused) = limits
+                    .gate(head.principal.as_ref(), head.peer, request.tool_name())
+                    .wait()
+                    .await
+            {
+                let bytes = era_finished_bytes(
+                    Era::Session,
+                    &shared.server_meta,
+                    id,
+                    Err(refused.to_error_object()),
+                );
+                let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, bytes);
+                crate::http::response::retry_after(&mut response, refused.retry_after_secs());
+                return response;
+            }
             let Some(cancel) = live.begin(&id) else {
                 return refusal(
                     Some(id),
@@ -179,6 +197,7 @@ pub(crate) async fn post(
                 cancel,
                 may_stream: streams,
                 stream: None,
+                rate: crate::core::dispatch::RateCheck::Skip,
             };
             if !streams {
                 let answer = exchange.run().await;

@@ -28,6 +28,8 @@ pub(crate) struct Head {
     pub(crate) last_event_id: Option<String>,
     pub(crate) accepts_sse: bool,
     pub(crate) accepts_json: bool,
+    /// The peer's address (for rate limits that key unauthenticated requests by it).
+    pub(crate) peer: Option<std::net::IpAddr>,
 }
 
 pub(super) fn header_str<'h>(
@@ -104,6 +106,10 @@ pub(crate) fn head(parts: &http::request::Parts) -> Result<Head, Box<Response<Mc
         last_event_id: read(LAST_EVENT_ID).map_err(refused)?,
         accepts_sse: sse,
         accepts_json: json,
+        peer: crate::http::listen::peer_address(
+            crate::http::serve::ConnectionInfo::current().as_ref(),
+            &parts.extensions,
+        ),
     })
 }
 

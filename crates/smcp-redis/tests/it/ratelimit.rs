@@ -1,0 +1,199 @@
+//! `RedisRateLimiter` against a real `redis-server`: two handles (two "instances") share one
+//! bucket exactly, also when they race; all or nothing across a request's buckets; keys
+//! namespaced by the prefix and expiring when full again; an unreachable Redis an error (the
+//! server then fails open).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, SystemTime};
+
+use smcp_redis::{Redis, RedisRateLimiter};
+use smcp_server::ratelimit::{Bucket, BucketKey, Decision, LimitError, Rate, RateLimiter, Verdict};
+
+use crate::support::{self, RedisServer};
+
+fn handle(server: &RedisServer, prefix: &str) -> Redis {
+    Redis::builder(server.url())
+        .key_prefix(prefix)
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap()
+}
+
+async fn decide(
+    limiter: &RedisRateLimiter,
+    buckets: &[Bucket<'_>],
+) -> Result<Decision, LimitError> {
+    match limiter.decide(buckets, SystemTime::now()) {
+        Verdict::Pending(fut) => fut.await,
+        Verdict::Ready(_) => panic!("a shared store answers later"),
+    }
+}
+
+fn alice(rule: &'static str, rate: Rate) -> Bucket<'static> {
+    Bucket {
+        key: BucketKey {
+            rule,
+            subject: Some("p:alice"),
+        },
+        rate,
+    }
+}
+
+async fn command<T: redis::FromRedisValue>(server: &RedisServer, cmd: &mut redis::Cmd) -> T {
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    cmd.query_async(&mut conn).await.unwrap()
+}
+
+#[tokio::test]
+async fn two_instances_share_one_burst_exactly() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let (a, b) = (
+        RedisRateLimiter::new(&handle(&server, "t:")),
+        RedisRateLimiter::new(&handle(&server, "t:")),
+    );
+    // Burst 10, then one token every 6 s.
+    let bucket = alice("principal", Rate::per_minute(10));
+    let mut allowed = 0;
+    for i in 0..10 {
+        let limiter = if i % 2 == 0 { &a } else { &b };
+        assert_eq!(decide(limiter, &[bucket]).await.unwrap(), Decision::Allowed);
+        allowed += 1;
+    }
+    assert_eq!(allowed, 10);
+    for limiter in [&a, &b] {
+        match decide(limiter, &[bucket]).await.unwrap() {
+            Decision::Refused {
+                bucket: 0,
+                retry_after,
+            } => assert!(
+                retry_after > Duration::from_millis(5_000) && retry_after <= Duration::from_secs(6),
+                "{retry_after:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Another deployment (another prefix) on the same Redis has its own buckets.
+    let other = RedisRateLimiter::new(&handle(&server, "other:"));
+    assert_eq!(decide(&other, &[bucket]).await.unwrap(), Decision::Allowed);
+}
+
+#[tokio::test]
+async fn racing_instances_never_exceed_the_burst() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let (a, b) = (
+        RedisRateLimiter::new(&handle(&server, "race:")),
+        RedisRateLimiter::new(&handle(&server, "race:")),
+    );
+    let bucket = alice("tool:echo", Rate::per_hour(1).and_burst(25));
+    let mut racing = Vec::new();
+    for i in 0..60 {
+        let limiter = if i % 2 == 0 { a.clone() } else { b.clone() };
+        racing.push(tokio::spawn(
+            async move { decide(&limiter, &[bucket]).await },
+        ));
+    }
+    let mut allowed = 0;
+    for task in racing {
+        if task.await.unwrap().unwrap() == Decision::Allowed {
+            allowed += 1;
+        }
+    }
+    assert_eq!(allowed, 25);
+}
+
+#[tokio::test]
+async fn all_or_nothing_and_keys_expire_when_full_again() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let limiter = RedisRateLimiter::new(&handle(&server, "n:"));
+    let principal = alice("principal", Rate::per_second(10).and_burst(5));
+    let tool = alice("tool:x", Rate::per_hour(1));
+    let global = Bucket {
+        key: BucketKey {
+            rule: "global-tool:x",
+            subject: None,
+        },
+        rate: Rate::per_hour(100),
+    };
+    let all = [principal, tool, global];
+    assert_eq!(decide(&limiter, &all).await.unwrap(), Decision::Allowed);
+    // The tool's bucket for alice is empty; the refusal names it and takes nothing.
+    match decide(&limiter, &all).await.unwrap() {
+        Decision::Refused {
+            bucket: 1,
+            retry_after,
+        } => assert!(retry_after > Duration::from_secs(3590), "{retry_after:?}"),
+        other => panic!("{other:?}"),
+    }
+    // Four more tokens for alice's own bucket: the refusal took none.
+    for _ in 0..4 {
+        assert_eq!(
+            decide(&limiter, &[principal]).await.unwrap(),
+            Decision::Allowed
+        );
+    }
+    assert!(matches!(
+        decide(&limiter, &[principal]).await.unwrap(),
+        Decision::Refused { bucket: 0, .. }
+    ));
+    // Keys under the prefix, each expiring when its bucket is full again.
+    let mut keys: Vec<String> = command(&server, redis::cmd("KEYS").arg("*")).await;
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "n:rl:global-tool:x",
+            "n:rl:principal|p:alice",
+            "n:rl:tool:x|p:alice"
+        ]
+    );
+    let ttl: i64 = command(&server, redis::cmd("PTTL").arg("n:rl:principal|p:alice")).await;
+    assert!((1..=500).contains(&ttl), "5 tokens of 100 ms: {ttl}");
+    let ttl: i64 = command(&server, redis::cmd("PTTL").arg("n:rl:tool:x|p:alice")).await;
+    assert!(ttl > 3_590_000 && ttl <= 3_600_000, "{ttl}");
+    // Full again: the key is gone and the burst is back.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let exists: i64 = command(&server, redis::cmd("EXISTS").arg("n:rl:principal|p:alice")).await;
+    assert_eq!(exists, 0);
+    for _ in 0..5 {
+        assert_eq!(
+            decide(&limiter, &[principal]).await.unwrap(),
+            Decision::Allowed
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_redis_is_an_error_not_a_decision() {
+    if support::skipped() {
+        return;
+    }
+    let mut server = RedisServer::start();
+    let limiter = RedisRateLimiter::new(&handle(&server, "down:"));
+    let bucket = alice("principal", Rate::per_second(1));
+    assert_eq!(
+        decide(&limiter, &[bucket]).await.unwrap(),
+        Decision::Allowed
+    );
+    server.kill();
+    let started = std::time::Instant::now();
+    let err = decide(&limiter, &[bucket]).await.unwrap_err();
+    assert!(
+        matches!(err, LimitError::Store(_) | LimitError::Timeout(_)),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "bounded by the timeout"
+    );
+}

@@ -1,0 +1,74 @@
+//! Rate limits per caller and per tool: `--rate-limit RULE` (repeatable),
+//! `--rate-limit-anonymous`, `--rate-limit-buckets`; the buckets in this process, or in Redis
+//! with `--redis` (shared by every instance). See `docs/limits.md`.
+
+use std::sync::Arc;
+
+use smcp_server::ratelimit::{
+    Anonymous, DEFAULT_MAX_BUCKETS, MemoryRateLimiter, RateLimiter, RateLimits, RateRule,
+};
+
+/// The rate limit flags.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LimitArgs {
+    /// A rate limit, repeatable: SCOPE=RATE[,burst=N]. SCOPE is `principal` (every request
+    /// of one caller), `tool:NAME` (calls of a tool, per caller) or `global-tool:NAME` (calls
+    /// of a tool, all callers together); RATE is N/s, N/m or N/h (N may have decimals); the
+    /// burst (requests at once) defaults to N. A request over a limit is refused before it
+    /// runs: HTTP 429 with Retry-After, JSON-RPC error -31000 with data.limit (the SCOPE) and
+    /// data.retryAfterMs. With --redis, every instance shares the buckets. Example:
+    /// --rate-limit principal=100/s,burst=200 --rate-limit tool:echo=10/s
+    #[arg(long = "rate-limit", value_name = "RULE", value_parser = rule)]
+    rules: Vec<RateRule>,
+    /// Whose bucket a request without a principal (no --auth-issuer, or no token) draws from
+    /// for the per-caller rules: `none` (the per-caller rules do not apply to it), `peer` (its
+    /// TCP peer's IP address; behind a proxy or load balancer, the proxy's), or `shared` (one
+    /// bucket for all of them). `global-tool:` rules apply either way.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = "none",
+        value_parser = anonymous,
+        requires = "rules"
+    )]
+    rate_limit_anonymous: Anonymous,
+    /// Buckets kept in this process (without --redis): a bucket idle until full again is
+    /// dropped; with this many in use, a new caller is refused until one is.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BUCKETS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
+    rate_limit_buckets: usize,
+}
+
+fn rule(text: &str) -> Result<RateRule, String> {
+    text.parse()
+        .map_err(|e: smcp_server::ratelimit::RuleError| e.to_string())
+}
+
+fn anonymous(text: &str) -> Result<Anonymous, String> {
+    text.parse()
+        .map_err(|e: smcp_server::ratelimit::RuleError| e.to_string())
+}
+
+impl LimitArgs {
+    /// The rate limits of the flags, on `shared` (Redis) when given.
+    pub(crate) fn configure(
+        &self,
+        config: &mut smcpd::DemoConfig,
+        shared: Option<Arc<dyn RateLimiter>>,
+    ) {
+        if self.rules.is_empty() {
+            return;
+        }
+        let limiter =
+            shared.unwrap_or_else(|| Arc::new(MemoryRateLimiter::new(self.rate_limit_buckets)));
+        let limits = self
+            .rules
+            .iter()
+            .cloned()
+            .fold(RateLimits::new(), RateLimits::rule)
+            .anonymous(self.rate_limit_anonymous)
+            .limiter_arc(limiter);
+        let rules: Vec<String> = limits.rules().iter().map(ToString::to_string).collect();
+        tracing::info!(rules = %rules.join(" "), "rate limits on");
+        config.rate_limits = limits;
+    }
+}
