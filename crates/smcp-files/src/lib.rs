@@ -27,7 +27,7 @@
 //!
 //! | feature | default | what |
 //! |---|---|---|
-//! | `s3` | no | `s3`: an S3 backend for [`ObjectStoreFileStore`] (`s3://bucket/prefix`, object_store's `aws` feature on the workspace's rustls provider) |
+//! | `s3` | no | `s3`: an S3 backend for [`ObjectStoreFileStore`] (`s3://bucket/prefix`, object_store's `aws` feature on the workspace's rustls provider), with presigned direct transfers ([`FilesConfig::presign`]) |
 
 pub mod direct;
 mod disposition;

@@ -32,6 +32,8 @@ mod fault_fds;
 #[cfg(feature = "files")]
 mod fault_files;
 #[cfg(feature = "s3")]
+mod files_presign;
+#[cfg(feature = "s3")]
 mod files_s3;
 mod legacy_flags;
 mod legacy_python;
