@@ -114,7 +114,7 @@ fn presign_is_refused_where_it_cannot_hold() -> Result<()> {
         ..config()
     };
     assert_eq!(
-        Files::new(store.clone(), ring(), multipart).err(),
+        Files::new(store, ring(), multipart).err(),
         Some(SetupError::PresignMultipart)
     );
     // A plain-http store origin: only on loopback, only with the development opt-in.

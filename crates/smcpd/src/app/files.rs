@@ -98,7 +98,13 @@ pub(crate) struct FilesArgs {
     /// still go through this server. Refused without --files-store and with
     /// --files-multipart.
     #[cfg(feature = "s3")]
-    #[arg(long, requires = "files_store", conflicts_with = "files_multipart")]
+    // The conflicts too: clap waives `requires` when a conflicting flag of the required one
+    // (--files-dir) is given.
+    #[arg(
+        long,
+        requires = "files_store",
+        conflicts_with_all = ["files_multipart", "files_dir", "files_store_quota"]
+    )]
     files_presign: bool,
 }
 

@@ -500,7 +500,7 @@ fn the_flag_needs_an_s3_store_and_raw_put_descriptors() {
         "{err}"
     );
     let err = refused(&["--files-presign", "--files-dir", "/tmp/smcp-never-created"]);
-    assert!(err.contains("--files-store"), "{err}");
+    assert!(err.contains("cannot be used with '--files-dir"), "{err}");
     let err = refused(&[
         "--files-presign",
         "--files-store",
