@@ -542,7 +542,8 @@ async fn authorize(files: &Files, request: ExtensionRequest) -> ExtensionResult 
         let params: AuthorizeUploadRequestParams =
             read_params(params).map_err(|e| e.to_error_object())?;
         let result = files
-            .authorize_upload(&params, principal.as_deref())
+            .authorize(&params, principal.as_deref())
+            .await
             .map_err(|e| e.to_error_object())?;
         serde_json::to_value(result)
     } else {

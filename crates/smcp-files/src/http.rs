@@ -32,6 +32,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::json;
 use smcp_proto::ext::files::{DigestBuilder, FileErrorReason};
 
+use crate::disposition::content_disposition;
 use crate::error::FileError;
 use crate::meta::FileMeta;
 use crate::service::{Files, sniff_head};
@@ -401,43 +402,6 @@ fn too_large(limit: u64, actual: u64) -> FileError {
     .with("actualSize", actual)
 }
 
-/// A file name safe to put in `Content-Disposition`: the last path component, without control
-/// characters, quotes or backslashes, not hidden; `download` when nothing usable is left.
-pub(crate) fn attachment_name(name: Option<&str>) -> String {
-    let last = name
-        .unwrap_or_default()
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or_default();
-    let cleaned: String = last
-        .chars()
-        .filter(|c| !c.is_control() && !matches!(c, '"' | '\\' | ';'))
-        .take(200)
-        .collect();
-    let cleaned = cleaned.trim().trim_start_matches('.');
-    if cleaned.is_empty() {
-        "download".to_owned()
-    } else {
-        cleaned.to_owned()
-    }
-}
-
-/// `attachment; filename="<ascii>"; filename*=UTF-8''<percent-encoded>` (RFC 6266).
-fn content_disposition(name: Option<&str>) -> String {
-    let name = attachment_name(name);
-    let ascii: String = name
-        .chars()
-        .map(|c| if c.is_ascii() { c } else { '_' })
-        .collect();
-    const ATTR: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'~');
-    let encoded = percent_encoding::utf8_percent_encode(&name, ATTR);
-    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
-}
-
 async fn download(State(files): State<Files>, Path(token): Path<String>) -> Response {
     let claims = match token::verify(&files.inner.keys, &token, Direction::Download, files.now()) {
         Ok(c) => c,
@@ -497,27 +461,4 @@ async fn download(State(files): State<Files>, Path(token): Path<String>) -> Resp
         h.insert("x-mcp-file-digest", v);
     }
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn attachment_names_are_safe() {
-        assert_eq!(attachment_name(Some("report.pdf")), "report.pdf");
-        assert_eq!(attachment_name(Some("../../etc/passwd")), "passwd");
-        assert_eq!(attachment_name(Some("a\\b\".html")), "b.html");
-        assert_eq!(
-            attachment_name(Some("x\r\nSet-Cookie: a=b")),
-            "xSet-Cookie: a=b"
-        );
-        assert_eq!(attachment_name(Some(".bashrc")), "bashrc");
-        assert_eq!(attachment_name(Some("..")), "download");
-        assert_eq!(attachment_name(None), "download");
-        assert_eq!(
-            content_disposition(Some("résumé 1.pdf")),
-            "attachment; filename=\"r_sum_ 1.pdf\"; filename*=UTF-8''r%C3%A9sum%C3%A9%201.pdf"
-        );
-    }
 }

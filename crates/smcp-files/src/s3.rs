@@ -8,14 +8,18 @@
 //! with a conditional put (`If-None-Match: *`, [`object_store::PutMode::Create`]), so exactly
 //! one instance wins a race for a descriptor. The probe checks that the endpoint honours that
 //! precondition and refuses to start on one that does not.
+//!
+//! The store also presigns (`crate::s3_direct`): with `FilesConfig::presign`, upload and
+//! download descriptors point straight at the bucket.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload, RetryConfig};
 
+use crate::s3_direct::S3Direct;
 use crate::store::ObjectStoreFileStore;
 
 /// The longest prefix accepted, bytes.
@@ -213,7 +217,21 @@ impl S3StoreBuilder {
                 });
             }
         }
-        Ok(ObjectStoreFileStore::new(self.wrap(Arc::new(store))))
+        let s3 = Arc::new(store);
+        let prefixed = self.wrap(s3.clone());
+        let region = self
+            .builder
+            .get_config_value(&AmazonS3ConfigKey::Region)
+            .unwrap_or_else(|| "us-east-1".to_owned());
+        let files = ObjectStoreFileStore::new(prefixed.clone());
+        // Presigned (direct) transfers, used when the file service is configured for them.
+        match S3Direct::new(s3, prefixed, self.location.prefix.as_deref(), region).await {
+            Ok(direct) => Ok(files.with_direct(Arc::new(direct))),
+            Err(e) => {
+                tracing::info!(bucket = %bucket, error = %e, "no presigned transfers on this store");
+                Ok(files)
+            }
+        }
     }
 
     fn wrap(&self, store: Arc<dyn ObjectStore>) -> Arc<dyn ObjectStore> {

@@ -13,9 +13,11 @@ use smcp_proto::ext::files::{
     TRANSPORT_HTTPS, TransferMode, is_valid_mime,
 };
 
+use crate::direct::{DirectTransfer, UploadIntent};
 use crate::error::FileError;
 use crate::handle::FileHandle;
 use crate::meta::FileMeta;
+use crate::presigned;
 use crate::sniff;
 use crate::store::{FileStore, GcReport};
 use crate::token::{self, Claims, Direction, Route};
@@ -75,6 +77,14 @@ pub struct FilesConfig {
     /// Most bytes the file arguments of one `tools/call` may add up to (a file named N times
     /// counts N times), so no call pulls in more than this however its files are arranged.
     pub max_call_bytes: u64,
+    /// Direct transfers: upload descriptors are presigned `PUT`s to the store, bound to the
+    /// authorized size and digest (the store refuses other bytes), and download descriptors
+    /// presigned `GET`s, so the bytes bypass the data plane. Needs a store that presigns
+    /// ([`crate::FileStore::direct`]: the S3 store) and raw `PUT` uploads; an upload
+    /// authorized without a size or digest (or larger than one store request carries) still
+    /// goes through the data plane. An uploaded file's URI resolves once the store confirmed
+    /// its size and digest ([`Files::lookup`]).
+    pub presign: bool,
 }
 
 impl Default for FilesConfig {
@@ -94,6 +104,7 @@ impl Default for FilesConfig {
             gc_grace: 3600,
             max_call_files: DEFAULT_MAX_CALL_FILES,
             max_call_bytes: DEFAULT_MAX_CALL_BYTES,
+            presign: false,
         }
     }
 }
@@ -144,6 +155,24 @@ pub enum BaseUrlError {
     },
 }
 
+/// Why a file service could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The data plane's (or the store's presigned URLs') origin was refused.
+    #[error(transparent)]
+    BaseUrl(#[from] BaseUrlError),
+    /// [`FilesConfig::presign`] with a store that cannot presign.
+    #[error("presigned transfers need a store that presigns URLs (an S3 store), not {store}")]
+    PresignUnsupported {
+        /// The store, as it describes itself.
+        store: String,
+    },
+    /// [`FilesConfig::presign`] with multipart upload descriptors.
+    #[error("presigned uploads are raw PUTs: presign and multipart uploads exclude each other")]
+    PresignMultipart,
+}
+
 /// Checks a data-plane origin: `https://…`, or `http://` on loopback when allowed.
 pub fn check_base_url(url: &str, allow_insecure_loopback: bool) -> Result<(), BaseUrlError> {
     if url.starts_with("https://") {
@@ -176,9 +205,20 @@ impl Files {
         store: Arc<dyn FileStore>,
         keys: KeyRing,
         config: FilesConfig,
-    ) -> Result<Self, BaseUrlError> {
+    ) -> Result<Self, SetupError> {
         if let Some(url) = &config.base_url {
             check_base_url(url, config.allow_insecure_loopback)?;
+        }
+        if config.presign {
+            let Some(direct) = store.direct() else {
+                return Err(SetupError::PresignUnsupported {
+                    store: format!("{store:?}").chars().take(120).collect(),
+                });
+            };
+            if config.upload_style == UploadStyle::Multipart {
+                return Err(SetupError::PresignMultipart);
+            }
+            check_base_url(direct.origin(), config.allow_insecure_loopback)?;
         }
         let base_url = RwLock::new(config.base_url.clone());
         Ok(Self {
@@ -327,12 +367,69 @@ impl Files {
         ))
     }
 
-    /// `files/authorizeUpload`: mints a URI and a single-use, short-lived upload descriptor.
-    pub fn authorize_upload(
+    /// The store's direct transfers, when [`FilesConfig::presign`] uses them.
+    fn direct(&self) -> Option<&dyn DirectTransfer> {
+        self.inner
+            .config
+            .presign
+            .then(|| self.inner.store.direct())
+            .flatten()
+    }
+
+    /// `files/authorizeUpload` as configured: with [`FilesConfig::presign`], an upload whose
+    /// size and digest are declared gets a presigned `PUT` to the store (the intent is
+    /// recorded in the store first); otherwise, [`Files::authorize_upload`]'s descriptor.
+    pub async fn authorize(
         &self,
         params: &AuthorizeUploadRequestParams,
         principal: Option<&str>,
     ) -> Result<AuthorizeUploadResult, FileError> {
+        let Some(direct) = self.direct() else {
+            return self.authorize_upload(params, principal);
+        };
+        let (Some(size), Some(digest)) = (params.size, &params.digest) else {
+            return self.authorize_upload(params, principal);
+        };
+        if size > direct.max_upload() {
+            return self.authorize_upload(params, principal);
+        }
+        let mime = self.check_upload(params)?;
+        let cfg = &self.inner.config;
+        let now = self.now();
+        let id = Self::new_id()?;
+        let intent = UploadIntent {
+            meta: FileMeta {
+                id: id.clone(),
+                name: params.name.clone(),
+                mime_type: mime,
+                size,
+                digest: digest.clone(),
+                owner: principal.map(str::to_owned),
+                created_at: now,
+                expires_at: now + cfg.upload_ttl + cfg.retention,
+                detected_type: None,
+                blob: None,
+            },
+            upload_expires_at: now + cfg.upload_ttl,
+        };
+        let upload = presigned::upload(direct, &intent, now).await?;
+        Ok(AuthorizeUploadResult {
+            meta: None,
+            result_type: Default::default(),
+            file: FileValue {
+                uri: self.uri_for(&id),
+                name: params.name.clone(),
+                mime_type: Some(intent.meta.mime_type),
+                size: Some(size),
+                digest: Some(digest.clone()),
+            },
+            upload,
+            download: None,
+        })
+    }
+
+    /// Checks `files/authorizeUpload`'s parameters; returns the media type to record.
+    fn check_upload(&self, params: &AuthorizeUploadRequestParams) -> Result<String, FileError> {
         let cfg = &self.inner.config;
         let mime = params
             .mime_type
@@ -376,6 +473,19 @@ impl Files {
                 "name longer than 1024 bytes",
             ));
         }
+        Ok(mime)
+    }
+
+    /// `files/authorizeUpload` through the data plane: mints a URI and a single-use,
+    /// short-lived upload descriptor to this service's upload route (whatever
+    /// [`FilesConfig::presign`] says; [`Files::authorize`] presigns when configured).
+    pub fn authorize_upload(
+        &self,
+        params: &AuthorizeUploadRequestParams,
+        principal: Option<&str>,
+    ) -> Result<AuthorizeUploadResult, FileError> {
+        let cfg = &self.inner.config;
+        let mime = self.check_upload(params)?;
         let now = self.now();
         let id = Self::new_id()?;
         let claims = Claims {
@@ -432,10 +542,18 @@ impl Files {
         })
     }
 
-    /// Looks a URI up for `principal`: unknown, expired and foreign are the same error.
+    /// Looks a URI up for `principal`: unknown, expired and foreign are the same error. With
+    /// [`FilesConfig::presign`], a file uploaded directly to the store is confirmed here the
+    /// first time it is named (its size and digest as the store reports them), and is unknown
+    /// until then.
     pub async fn lookup(&self, uri: &str, principal: Option<&str>) -> Result<FileMeta, FileError> {
         let id = self.parse_uri(uri)?;
-        let meta = self.inner.store.meta(&id).await?;
+        let mut meta = self.inner.store.meta(&id).await?;
+        if meta.is_none()
+            && let Some(direct) = self.direct()
+        {
+            meta = presigned::confirm(direct, &id, self.now()).await?;
+        }
         match meta {
             Some(meta) if meta.usable_by(principal, self.now()) => Ok(meta),
             _ => Err(FileError::unavailable()),
@@ -449,7 +567,16 @@ impl Files {
         principal: Option<&str>,
     ) -> Result<AuthorizeDownloadResult, FileError> {
         let meta = self.lookup(uri, principal).await?;
-        let exp = (self.now() + self.inner.config.download_ttl).min(meta.expires_at);
+        let now = self.now();
+        let exp = (now + self.inner.config.download_ttl).min(meta.expires_at);
+        if let Some(direct) = self.direct() {
+            return Ok(AuthorizeDownloadResult {
+                meta: None,
+                result_type: Default::default(),
+                file: meta.file_value(uri.to_owned()),
+                download: presigned::download(direct, &meta, now, exp).await?,
+            });
+        }
         let claims = Claims {
             dir: Direction::Download,
             fid: meta.id.clone(),
@@ -565,8 +692,15 @@ impl Files {
         self.create(name, mime_type, stream, principal).await
     }
 
-    /// One garbage-collection pass.
+    /// One garbage-collection pass (with [`FilesConfig::presign`], first confirming the direct
+    /// uploads the store received, so none is swept as unreferenced).
     pub async fn collect_garbage(&self) -> Result<GcReport, FileError> {
+        if let Some(direct) = self.direct() {
+            let confirmed = presigned::sweep(direct, self.now()).await?;
+            if confirmed > 0 {
+                tracing::debug!(confirmed, "direct uploads confirmed by GC");
+            }
+        }
         Ok(self
             .inner
             .store

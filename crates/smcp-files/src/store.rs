@@ -18,6 +18,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 use tokio::io::AsyncWriteExt;
 
+use crate::direct::DirectTransfer;
 use crate::error::FileStoreError;
 use crate::meta::FileMeta;
 use crate::stream::ByteStream;
@@ -80,6 +81,11 @@ pub trait FileStore: Send + Sync + std::fmt::Debug + 'static {
         now: u64,
         grace: u64,
     ) -> BorrowedFuture<'_, Result<GcReport, FileStoreError>>;
+    /// Direct transfers between clients and the store (presigned URLs), when the store can
+    /// presign; `None` (the default): every byte goes through the server's data plane.
+    fn direct(&self) -> Option<&dyn DirectTransfer> {
+        None
+    }
 }
 
 /// A staged write. Dropping it without [`StagedFile::commit`] discards the bytes.
@@ -96,11 +102,11 @@ pub trait StagedFile: Send {
     fn abort(self: Box<Self>) -> BorrowedFuture<'static, ()>;
 }
 
-fn meta_json(meta: &FileMeta) -> Result<Vec<u8>, FileStoreError> {
+pub(crate) fn meta_json(meta: &FileMeta) -> Result<Vec<u8>, FileStoreError> {
     serde_json::to_vec(meta).map_err(|e| FileStoreError::Io(e.to_string()))
 }
 
-fn parse_meta(bytes: &[u8]) -> Result<FileMeta, FileStoreError> {
+pub(crate) fn parse_meta(bytes: &[u8]) -> Result<FileMeta, FileStoreError> {
     serde_json::from_slice(bytes).map_err(|e| FileStoreError::Io(format!("corrupt metadata: {e}")))
 }
 
@@ -573,15 +579,30 @@ impl FileStore for LocalFileStore {
 /// killed process stays uncompleted, invisible, for the bucket's lifecycle rule). The record
 /// is written with `PutMode::Create`, so of two commits of one id exactly one wins; the
 /// loser's object is deleted. No bytes are copied.
+///
+/// With [`ObjectStoreFileStore::with_direct`] (the S3 store has it) the store also offers
+/// direct transfers ([`FileStore::direct`]): presigned uploads land in `blobs/<id digits>`
+/// and become files when confirmed (`crate::direct`).
 #[derive(Debug, Clone)]
 pub struct ObjectStoreFileStore {
     store: Arc<dyn ObjectStore>,
+    direct: Option<Arc<dyn DirectTransfer>>,
 }
 
 impl ObjectStoreFileStore {
     /// Wraps a store.
     pub fn new(store: Arc<dyn ObjectStore>) -> Self {
-        Self { store }
+        Self {
+            store,
+            direct: None,
+        }
+    }
+
+    /// The same store offering `direct` transfers (which must use the same objects).
+    #[must_use]
+    pub fn with_direct(mut self, direct: Arc<dyn DirectTransfer>) -> Self {
+        self.direct = Some(direct);
+        self
     }
 }
 
@@ -591,7 +612,7 @@ impl ObjectStaged {
     }
 }
 
-fn os_path(dir: &str, name: &str) -> object_store::path::Path {
+pub(crate) fn os_path(dir: &str, name: &str) -> object_store::path::Path {
     object_store::path::Path::from(format!("{dir}/{name}"))
 }
 
@@ -725,6 +746,10 @@ impl ObjectStoreFileStore {
 }
 
 impl FileStore for ObjectStoreFileStore {
+    fn direct(&self) -> Option<&dyn DirectTransfer> {
+        self.direct.as_deref()
+    }
+
     fn stage(&self) -> BorrowedFuture<'_, Result<Box<dyn StagedFile>, FileStoreError>> {
         Box::pin(async move { Ok(Box::new(self.staged(None)?) as Box<dyn StagedFile>) })
     }

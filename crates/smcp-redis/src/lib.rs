@@ -45,9 +45,9 @@
 mod bus;
 mod catalog;
 mod client;
+mod ratelimit;
 #[cfg(feature = "legacy")]
 mod relay;
-mod ratelimit;
 mod replay;
 #[cfg(feature = "legacy")]
 mod sessions;
@@ -58,11 +58,11 @@ mod wire;
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
+pub use ratelimit::RedisRateLimiter;
 #[cfg(feature = "legacy")]
 pub use relay::{
     DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, LOG_PAUSE, RedisSessionRelay, RedisSessionRelayBuilder,
 };
-pub use ratelimit::RedisRateLimiter;
 pub use replay::RedisReplayGuard;
 #[cfg(feature = "legacy")]
 pub use sessions::RedisSessionStore;

@@ -9,7 +9,7 @@
 //! | feature | default | what |
 //! |---|---|---|
 //! | `files` | yes | SEP-2631 file transfer: the file tools and resource, the fixture tools (`--sep2631-fixtures`), the data plane |
-//! | `s3` | yes | `--files-store s3://bucket/prefix`: SEP-2631 files in an S3 bucket shared by instances |
+//! | `s3` | yes | `--files-store s3://bucket/prefix`: SEP-2631 files in an S3 bucket shared by instances; `--files-presign`: descriptors presigned to the bucket |
 //! | `tasks` | yes | SEP-2663 tasks: the tasks extension and the task-capable demo tool `long_job` (`--no-tasks`) |
 //! | `legacy` | yes | the stateful revisions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05 on the same endpoint (`--no-legacy` turns them off at run time) |
 //! | `auth` | yes | OAuth 2.1 protected resource: `--auth-issuer` and the other `--auth-*` flags |

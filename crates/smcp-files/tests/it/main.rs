@@ -14,3 +14,4 @@ mod data_plane;
 mod extension;
 mod hardening;
 mod metrics;
+mod presign;

@@ -45,7 +45,8 @@ pub(crate) struct FilesArgs {
     #[arg(long)]
     files_multipart: bool,
     /// Development only: enable file transfer without TLS, issuing http:// descriptors
-    /// (refused unless listening on loopback).
+    /// (refused unless listening on loopback); with --files-presign, also presigned URLs to a
+    /// plain-http S3 endpoint on loopback.
     #[arg(long)]
     insecure_http_files: bool,
     /// Disable SEP-2631 file transfer.
@@ -90,6 +91,21 @@ pub(crate) struct FilesArgs {
         value_parser = parse_files_store
     )]
     files_store: Option<smcp_files::S3Location>,
+    /// With --files-store: upload descriptors are presigned S3 PUTs bound to the declared
+    /// size and sha-256 (S3 refuses other bytes) and download descriptors presigned GETs, so
+    /// file bytes go straight between clients and the bucket. A file becomes usable once
+    /// the bucket confirms its size and digest. Uploads authorized without a size or digest
+    /// still go through this server. Refused without --files-store and with
+    /// --files-multipart.
+    #[cfg(feature = "s3")]
+    // The conflicts too: clap waives `requires` when a conflicting flag of the required one
+    // (--files-dir) is given.
+    #[arg(
+        long,
+        requires = "files_store",
+        conflicts_with_all = ["files_multipart", "files_dir", "files_store_quota"]
+    )]
+    files_presign: bool,
 }
 
 /// `--files-store`: an `s3://` URL, with the reason when malformed.
@@ -322,20 +338,31 @@ async fn file_service(
         } else {
             UploadStyle::Put
         },
-        allow_insecure_loopback: !tls && args.insecure_http_files,
+        // Without TLS: http:// descriptors on loopback. With TLS the data plane is https, and
+        // the flag only lets --files-presign give out a plain-http S3 endpoint on loopback.
+        allow_insecure_loopback: args.insecure_http_files,
         upload_ttl: args.files_descriptor_ttl,
         download_ttl: args.files_descriptor_ttl,
         max_size: args.files_max_size,
         max_call_files: args.files_max_call_files,
         max_call_bytes: args.files_max_call_bytes,
+        #[cfg(feature = "s3")]
+        presign: args.files_presign,
         ..FilesConfig::default()
     };
-    let files = Files::new(store, keys, config)?;
+    let files = Files::new(store, keys, config).map_err(|e| match e {
+        smcp_files::SetupError::BaseUrl(smcp_files::BaseUrlError::Insecure { .. }) => {
+            anyhow::anyhow!(
+                "--files-presign: {e} (the S3 endpoint's presigned URLs are given to clients)"
+            )
+        }
+        other => anyhow::anyhow!(other),
+    })?;
     files
         .set_base_url(args.files_base_url.as_deref().unwrap_or(base_url))
         .context("--files-base-url")?;
     files.spawn_gc(Duration::from_secs(600));
-    tracing::info!(store = %described, "file transfer (SEP-2631) on");
+    tracing::info!(store = %described, presign = files.config().presign, "file transfer (SEP-2631) on");
     Ok(Some(files))
 }
 

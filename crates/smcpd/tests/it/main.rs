@@ -27,13 +27,15 @@ mod auth_oidc_extensions;
 mod binary;
 mod cluster;
 mod cluster_legacy;
-mod cluster_tasks;
 mod cluster_quota;
+mod cluster_tasks;
 mod fault_deadlines;
 mod fault_disconnect;
 mod fault_fds;
 #[cfg(feature = "files")]
 mod fault_files;
+#[cfg(feature = "s3")]
+mod files_presign;
 #[cfg(feature = "s3")]
 mod files_s3;
 mod legacy_flags;

@@ -2,7 +2,9 @@
 //! `scripts/seaweedfs` into `.cache/seaweedfs`) on free loopback ports with a fresh data
 //! directory, a bucket created in it, stopped (SIGKILL) and removed when dropped; and smcpd
 //! processes pointed at it through the `AWS_*` environment. `SMCP_S3=skip` disables the tests
-//! that use it (and the install step).
+//! that use it (and the install step). [`SeaweedFs::start`] runs an anonymous gateway;
+//! [`SeaweedFs::start_signed`] one that checks SigV4 signatures (presigned URLs included) with
+//! the credentials of [`SeaweedFs::env`], anonymous requests only reading and listing.
 
 #![allow(
     dead_code,
@@ -51,6 +53,18 @@ impl SeaweedFs {
     /// Installs SeaweedFS if needed, starts it with its data in a fresh directory, waits for
     /// the S3 gateway and creates `bucket`.
     pub(crate) async fn start(tag: &str, bucket: &str) -> Self {
+        Self::launch(tag, bucket, false).await
+    }
+
+    /// [`SeaweedFs::start`] with signatures checked: one identity, the key pair of
+    /// [`SeaweedFs::env`], may do everything; anonymous requests may only read and list (so
+    /// [`SeaweedFs::status`], [`SeaweedFs::keys`] and [`SeaweedFs::pending_multipart`] still
+    /// work). The bucket is created with `weed shell`.
+    pub(crate) async fn start_signed(tag: &str, bucket: &str) -> Self {
+        Self::launch(tag, bucket, true).await
+    }
+
+    async fn launch(tag: &str, bucket: &str, signed: bool) -> Self {
         let mut path = Command::new(root().join("scripts/seaweedfs"));
         path.arg("path");
         let weed = smcp_test_support::provide("S3 (SeaweedFS)", "SMCP_S3", &mut path);
@@ -60,7 +74,13 @@ impl SeaweedFs {
         let s3 = free_port();
         let (master, volume, filer) = (free_port(), free_port(), free_port());
         let log = std::fs::File::create(dir.join("weed.log")).unwrap();
-        let child = Command::new(weed)
+        let mut auth = Vec::new();
+        if signed {
+            let config = dir.join("s3.json");
+            std::fs::write(&config, S3_IDENTITIES).unwrap();
+            auth.push(format!("-s3.config={}", config.display()));
+        }
+        let child = Command::new(&weed)
             .arg("server")
             .arg(format!("-dir={}", dir.display()))
             .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-filer", "-s3"])
@@ -78,6 +98,7 @@ impl SeaweedFs {
                 "-volume.preStopSeconds=0",
                 "-master.volumeSizeLimitMB=1024",
             ])
+            .args(&auth)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -91,12 +112,20 @@ impl SeaweedFs {
         let http = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
-            if let Ok(res) = http
-                .put(format!("{}/{bucket}", server.endpoint))
-                .send()
-                .await
-                && res.status().is_success()
-            {
+            let created = if signed {
+                create_bucket(&weed, master, bucket)
+                    && http
+                        .get(format!("{}/{bucket}?list-type=2", server.endpoint))
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().is_success())
+            } else {
+                http.put(format!("{}/{bucket}", server.endpoint))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success())
+            };
+            if created {
                 break;
             }
             assert!(
@@ -158,6 +187,39 @@ impl SeaweedFs {
             .flat_map(|u| xml_values(u, "Key"))
             .collect()
     }
+}
+
+/// The identities of [`SeaweedFs::start_signed`]: the key pair of [`SeaweedFs::env`] may do
+/// everything, anonymous requests read and list.
+const S3_IDENTITIES: &str = r#"{"identities": [
+  {"name": "smcp", "credentials": [{"accessKey": "smcp-test", "secretKey": "smcp-test-secret"}],
+   "actions": ["Admin", "Read", "Write", "List", "Tagging"]},
+  {"name": "anonymous", "actions": ["Read", "List"]}
+]}"#;
+
+/// Creates `bucket` through `weed shell` (no S3 credentials needed); whether it exists now.
+fn create_bucket(weed: &str, master: u16, bucket: &str) -> bool {
+    use std::io::Write as _;
+    let Ok(mut shell) = Command::new(weed)
+        .args(["shell", &format!("-master=127.0.0.1:{master}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        return false;
+    };
+    if let Some(mut stdin) = shell.stdin.take() {
+        let _ = writeln!(stdin, "s3.bucket.create -name {bucket}");
+    }
+    shell.wait_with_output().is_ok_and(|out| {
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text.contains("created bucket") || text.contains("already exists")
+    })
 }
 
 /// The text of every `<tag>…</tag>` in `xml`.
