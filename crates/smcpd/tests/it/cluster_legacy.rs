@@ -17,18 +17,14 @@
 ))]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-use smcp_client::{
-    BoxFuture, CancellationToken, Client, InputHandler, InputHandlerError, InputKinds,
-};
+use smcp_client::{CancellationToken, Client};
 
 use crate::cluster_support::Cluster;
+use crate::support::Confirm;
 
 const VERSION: &str = "2025-11-25";
 
@@ -39,33 +35,6 @@ const DEBUG_NO_PERSISTENCE: &[(&str, &str)] = &[
     ("SMCP_CLUSTER_LOG", "info,smcp_server::core::legacy=debug"),
     ("SMCP_CLUSTER_REDIS_PERSIST", "off"),
 ];
-
-/// Accepts every confirmation.
-#[derive(Clone, Default)]
-struct Confirm(Arc<Mutex<Vec<String>>>);
-
-impl InputHandler for Confirm {
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
-        }
-    }
-    fn elicit(
-        &self,
-        p: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
-        Box::pin(async move {
-            let ElicitRequestParams::Form(form) = p else {
-                panic!("expected a form elicitation, got {p:?}")
-            };
-            self.0.lock().unwrap().push(form.message);
-            let mut content = BTreeMap::new();
-            content.insert("confirm".to_owned(), ElicitValue::Bool(true));
-            Ok(ElicitResult::accept(content))
-        })
-    }
-}
 
 /// How many instances' logs contain `needle`, and which (1-based).
 fn logged(c: &Cluster, needle: &str) -> Vec<usize> {
@@ -617,17 +586,7 @@ async fn a_durable_redis_restarted_mid_session_keeps_the_session_and_its_waiting
     let ask = call.until(is_elicitation).await.json();
 
     // Redis away for 1 s.
-    let restart = {
-        let dir = c.dir.clone();
-        std::thread::spawn(move || {
-            Command::new(smcp_test_support::root().join("scripts/cluster"))
-                .args(["redis-restart", "1"])
-                .env("SMCP_CLUSTER_DIR", dir)
-                .env("SMCP_CLUSTER_FILES", "local")
-                .status()
-                .unwrap()
-        })
-    };
+    let restart = c.restart_redis_in_background("1");
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The answer sent while Redis is away: a clear error, and nothing taken.
     let (status, body) = s.answer(&two, &ask["id"]).await;
@@ -669,18 +628,7 @@ async fn a_redis_without_persistence_restarted_mid_session_keeps_what_was_acknow
     let ask = call.until(is_elicitation).await.json();
 
     // Redis away for 3 s.
-    let restart = {
-        let dir = c.dir.clone();
-        std::thread::spawn(move || {
-            Command::new(smcp_test_support::root().join("scripts/cluster"))
-                .args(["redis-restart", "3"])
-                .env("SMCP_CLUSTER_DIR", dir)
-                .env("SMCP_CLUSTER_FILES", "local")
-                .env("SMCP_CLUSTER_REDIS_PERSIST", "off")
-                .status()
-                .unwrap()
-        })
-    };
+    let restart = c.restart_redis_in_background("3");
     tokio::time::sleep(Duration::from_millis(700)).await;
     // The response to the elicitation, while Redis is away: a clear error, within the
     // command timeout, and nothing taken.

@@ -18,41 +18,10 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::json;
-use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
 use smcp_client::proto::content::ContentBlock;
 use smcp_client::proto::patterns::subscriptions::SubscriptionFilter;
-use smcp_client::{
-    BoxFuture, Client, ClientBuilder, Era, InputHandler, InputHandlerError, InputKinds,
-    StdioCommand, SubscriptionEvent,
-};
-use support::Smcpd;
-
-/// Accepts the confirmation and records the messages it was asked.
-#[derive(Clone, Default)]
-struct Confirm(Arc<Mutex<Vec<String>>>);
-
-impl InputHandler for Confirm {
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
-        }
-    }
-    fn elicit(
-        &self,
-        p: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
-        Box::pin(async move {
-            let ElicitRequestParams::Form(form) = p else {
-                panic!("expected a form elicitation, got {p:?}")
-            };
-            self.0.lock().unwrap().push(form.message);
-            let mut content = BTreeMap::new();
-            content.insert("confirm".to_owned(), ElicitValue::Bool(true));
-            Ok(ElicitResult::accept(content))
-        })
-    }
-}
+use smcp_client::{Client, ClientBuilder, Era, StdioCommand, SubscriptionEvent};
+use support::{Confirm, Smcpd};
 
 fn text(blocks: &[ContentBlock]) -> String {
     match blocks.first() {

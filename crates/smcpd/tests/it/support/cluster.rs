@@ -87,6 +87,21 @@ impl Cluster {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `scripts/cluster redis-restart SECS` on a thread of its own (Redis away for `secs`
+    /// seconds while the test goes on), with this cluster's environment.
+    pub(crate) fn restart_redis_in_background(
+        &self,
+        secs: &str,
+    ) -> std::thread::JoinHandle<std::process::ExitStatus> {
+        let mut command = Command::new(smcp_test_support::root().join("scripts/cluster"));
+        command
+            .args(["redis-restart", secs])
+            .env("SMCP_CLUSTER_DIR", &self.dir)
+            .env("SMCP_CLUSTER_FILES", self.files)
+            .envs(self.env.iter().copied());
+        std::thread::spawn(move || command.status().unwrap())
+    }
+
     /// Instance `i`'s own MCP URL (1-based), bypassing nginx.
     pub(crate) fn instance(&self, i: usize) -> String {
         let port = std::fs::read_to_string(self.dir.join(format!("smcpd-{i}.port"))).unwrap();

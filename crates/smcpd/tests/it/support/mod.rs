@@ -237,3 +237,44 @@ pub(crate) fn rpc_body(raw: &str) -> Value {
         .rfind(|v| v.get("result").is_some() || v.get("error").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC message in {raw:?}"))
 }
+
+/// An input handler that accepts every form confirmation (`{"confirm": true}`) and records
+/// the messages it was asked.
+#[derive(Clone, Default)]
+pub(crate) struct Confirm(pub(crate) std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl smcp_client::InputHandler for Confirm {
+    fn kinds(&self) -> smcp_client::InputKinds {
+        smcp_client::InputKinds {
+            elicitation_form: true,
+            ..smcp_client::InputKinds::default()
+        }
+    }
+
+    fn elicit(
+        &self,
+        p: smcp_client::proto::client::elicitation::ElicitRequestParams,
+    ) -> smcp_client::BoxFuture<
+        '_,
+        Result<
+            smcp_client::proto::client::elicitation::ElicitResult,
+            smcp_client::InputHandlerError,
+        >,
+    > {
+        use smcp_client::proto::client::elicitation::{
+            ElicitRequestParams, ElicitResult, ElicitValue,
+        };
+        Box::pin(async move {
+            let ElicitRequestParams::Form(form) = p else {
+                panic!("expected a form elicitation, got {p:?}")
+            };
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(form.message);
+            let mut content = std::collections::BTreeMap::new();
+            content.insert("confirm".to_owned(), ElicitValue::Bool(true));
+            Ok(ElicitResult::accept(content))
+        })
+    }
+}
