@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`RedisBus`] | [`smcp_bus::ChangeBus`] | change notifications: every instance subscribes once and fans out to its own listen streams |
 //! | [`RedisReplayGuard`] | [`smcp_server::mrtr::ReplayGuard`] | single-use `requestState` ids (`SET NX PXAT`): one instance wins |
-//! | [`RedisRateLimiter`] | [`smcp_server::ratelimit::RateLimiter`] | rate limit buckets (one atomic script per decision, at Redis' clock): a burst is shared by every instance |
+//! | [`RedisRateLimiter`] | [`smcp_server::ratelimit::RateLimiter`] | rate limit buckets (each decision atomic in a script at Redis' clock, decisions batched, slices of fast buckets spent locally, never beyond a limit): a burst is shared by every instance |
 //! | [`RedisSessionStore`] (feature `legacy`) | `smcp_server::legacy::SessionStore` | 2025-era session records, so a session's next request may land anywhere |
 //! | [`RedisSessionRelay`] (feature `legacy`) | `smcp_server::legacy::SessionRelay` | a 2025-era session's live traffic: responses to server-to-client requests and cancellations relayed to the instance holding the request, every stream's events in a shared capped log for `Last-Event-ID` on any instance |
 //! | [`SharedCatalog`] | [`RedisBus`] + the server's runtime catalog changes | the application's catalog state and its revision |
@@ -58,7 +58,7 @@ mod wire;
 pub use bus::{BusStatus, OUTBOX, RedisBus, local_only};
 pub use catalog::{CatalogError, SharedCatalog};
 pub use client::{DEFAULT_PING_EVERY, DEFAULT_TIMEOUT, Redis, RedisBuilder, RedisError};
-pub use ratelimit::RedisRateLimiter;
+pub use ratelimit::{DEFAULT_MAX_PREFETCH, RedisRateLimiter};
 #[cfg(feature = "legacy")]
 pub use relay::{
     DEFAULT_ACK_TIMEOUT, DEFAULT_LOG_TTL, LOG_PAUSE, RedisSessionRelay, RedisSessionRelayBuilder,

@@ -195,8 +195,14 @@ async fn worker(target: Arc<Target>, args: Arc<Args>, until: Instant) -> Tally {
     tally
 }
 
-fn cpu_us(pids: &[u32]) -> u64 {
-    pids.iter().filter_map(|&p| procstat::cpu_time_us(p)).sum()
+/// The CPU time of `pids`, summed: an error when one of them is not running (a figure
+/// measured on the wrong processes would read as zero).
+fn cpu_us(pids: &[u32]) -> anyhow::Result<u64> {
+    pids.iter()
+        .map(|&p| {
+            procstat::cpu_time_us(p).ok_or_else(|| anyhow::anyhow!("process {p} is not running"))
+        })
+        .sum()
 }
 
 #[allow(
@@ -220,7 +226,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let args = Arc::new(args);
     let redis: Vec<u32> = args.redis_pid.into_iter().collect();
-    let (server_before, redis_before) = (cpu_us(&args.server_pids), cpu_us(&redis));
+    let (server_before, redis_before) = (cpu_us(&args.server_pids)?, cpu_us(&redis)?);
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(args.duration);
     let tallies = runtime.block_on(async {
@@ -234,8 +240,8 @@ fn main() -> anyhow::Result<()> {
         tallies
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let server_cpu = cpu_us(&args.server_pids).saturating_sub(server_before);
-    let redis_cpu = cpu_us(&redis).saturating_sub(redis_before);
+    let server_cpu = cpu_us(&args.server_pids)?.saturating_sub(server_before);
+    let redis_cpu = cpu_us(&redis)?.saturating_sub(redis_before);
     let mut completions: Vec<u64> = tallies
         .iter()
         .flat_map(|t| t.completions_ns.iter().copied())

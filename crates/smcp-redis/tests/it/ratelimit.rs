@@ -1,7 +1,8 @@
 //! `RedisRateLimiter` against a real `redis-server`: two handles (two "instances") share one
-//! bucket exactly, also when they race; all or nothing across a request's buckets; keys
-//! namespaced by the prefix and expiring when full again; an unreachable Redis an error (the
-//! server then fails open).
+//! bucket exactly, also when they race; all or nothing across a request's buckets, also
+//! batched; slices of fast buckets spent locally, never beyond the burst, given back when
+//! stale; keys namespaced by the prefix and expiring when full again; an unreachable Redis an
+//! error (the server then fails open).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,7 +27,7 @@ async fn decide(
 ) -> Result<Decision, LimitError> {
     match limiter.decide(buckets, SystemTime::now()) {
         Verdict::Pending(fut) => fut.await,
-        Verdict::Ready(_) => panic!("a shared store answers later"),
+        Verdict::Ready(decided) => decided,
     }
 }
 
@@ -107,6 +108,149 @@ async fn racing_instances_never_exceed_the_burst() {
         }
     }
     assert_eq!(allowed, 25);
+}
+
+/// `cmdstat_evalsha`'s `calls=` in `INFO commandstats`: script calls Redis ran.
+async fn script_calls(server: &RedisServer) -> u64 {
+    let info: String = command(server, redis::cmd("INFO").arg("commandstats")).await;
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_decisions_share_script_calls_and_stay_exact() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let limiter = RedisRateLimiter::new(&handle(&server, "batch:"));
+    // Warm up: the script is loaded, the connection made.
+    let warm = alice("warm-up", Rate::per_hour(1_000));
+    assert_eq!(decide(&limiter, &[warm]).await.unwrap(), Decision::Allowed);
+    let before = script_calls(&server).await;
+    // 300 requests at once: alice's own bucket (burst 1000, never the limit) and a tool
+    // bucket of burst 40 that every third of them also draws from. Each decision is all or
+    // nothing even inside a batch: exactly 40 of those 100 get through, and the 60 refused
+    // take nothing from alice's bucket.
+    let principal = alice("principal", Rate::per_hour(1).and_burst(1_000));
+    let tool = alice("tool:scarce", Rate::per_hour(1).and_burst(40));
+    let mut racing = Vec::new();
+    for i in 0..300 {
+        let limiter = limiter.clone();
+        racing.push(tokio::spawn(async move {
+            let both = i % 3 == 0;
+            let buckets: &[Bucket<'static>] = if both {
+                &[principal, tool]
+            } else {
+                &[principal]
+            };
+            (both, decide(&limiter, buckets).await.unwrap())
+        }));
+    }
+    let (mut both_allowed, mut alone_allowed) = (0, 0);
+    for task in racing {
+        match task.await.unwrap() {
+            (true, Decision::Allowed) => both_allowed += 1,
+            (false, Decision::Allowed) => alone_allowed += 1,
+            (true, Decision::Refused { bucket: 1, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!((both_allowed, alone_allowed), (40, 200));
+    let calls = script_calls(&server).await - before;
+    assert!(
+        (1..300).contains(&calls),
+        "300 decisions asked at once take fewer script calls: {calls}"
+    );
+    // Alice's bucket lost exactly the 240 tokens given: 760 are left.
+    for _ in 0..760 {
+        assert_eq!(
+            decide(&limiter, &[principal]).await.unwrap(),
+            Decision::Allowed
+        );
+    }
+    assert!(matches!(
+        decide(&limiter, &[principal]).await.unwrap(),
+        Decision::Refused { bucket: 0, .. }
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slices_are_spent_locally_and_never_exceed_the_burst() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let (a, b) = (
+        RedisRateLimiter::new(&handle(&server, "slice:")),
+        RedisRateLimiter::new(&handle(&server, "slice:")),
+    );
+    // 100 a second, burst 160: a slice is 10 tokens (a sixteenth of the burst).
+    let bucket = alice("principal", Rate::per_second(100).and_burst(160));
+    let before = script_calls(&server).await;
+    let started = std::time::Instant::now();
+    let mut racing = Vec::new();
+    for i in 0..400 {
+        let limiter = if i % 2 == 0 { a.clone() } else { b.clone() };
+        racing.push(tokio::spawn(
+            async move { decide(&limiter, &[bucket]).await },
+        ));
+    }
+    let mut allowed = 0u64;
+    for task in racing {
+        match task.await.unwrap().unwrap() {
+            Decision::Allowed => allowed += 1,
+            Decision::Refused { bucket: 0, .. } => {}
+            other @ Decision::Refused { .. } => panic!("{other:?}"),
+        }
+    }
+    let refilled = started.elapsed().as_millis() as u64 / 10 + 1;
+    assert!(
+        allowed <= 160 + refilled,
+        "never beyond the burst and what refilled: {allowed} > 160 + {refilled}"
+    );
+    assert!(
+        allowed >= 160 - 2 * 9,
+        "at most a slice per instance left unspent: {allowed}"
+    );
+    let calls = script_calls(&server).await - before;
+    assert!(calls < 100, "slices spare script calls: {calls} for 400");
+}
+
+#[tokio::test]
+async fn a_stale_slice_goes_back_to_the_bucket() {
+    if support::skipped() {
+        return;
+    }
+    let server = RedisServer::start();
+    let a = RedisRateLimiter::new(&handle(&server, "stale:"));
+    let b = RedisRateLimiter::new(&handle(&server, "stale:")).max_prefetch(1);
+    // 2 a second, burst 32: a slice is 2 tokens; A spends one and holds the other.
+    let bucket = alice("principal", Rate::per_second(2).and_burst(32));
+    assert_eq!(decide(&a, &[bucket]).await.unwrap(), Decision::Allowed);
+    tokio::time::sleep(Duration::from_millis(1_050)).await;
+    // B (exact) takes everything there is, until the next token is far enough away that none
+    // can refill before A asks.
+    loop {
+        match decide(&b, &[bucket]).await.unwrap() {
+            Decision::Allowed => {}
+            Decision::Refused { retry_after, .. } if retry_after > Duration::from_millis(100) => {
+                break;
+            }
+            Decision::Refused { retry_after, .. } => tokio::time::sleep(retry_after).await,
+        }
+    }
+    // A's token is stale: it goes back with A's next request, which it lets through.
+    assert_eq!(decide(&a, &[bucket]).await.unwrap(), Decision::Allowed);
+    assert!(
+        matches!(
+            decide(&b, &[bucket]).await.unwrap(),
+            Decision::Refused { .. }
+        ),
+        "the token given back was A's, and is spent"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! Rate limits per caller and per tool: `--rate-limit RULE` (repeatable),
-//! `--rate-limit-anonymous`, `--rate-limit-buckets`; the buckets in this process, or in Redis
+//! `--rate-limit-anonymous`, `--rate-limit-buckets`, `--rate-limit-prefetch`; the buckets in this process, or in Redis
 //! with `--redis` (shared by every instance). See `docs/limits.md`.
 
 use std::sync::Arc;
@@ -36,7 +36,21 @@ pub(crate) struct LimitArgs {
     /// dropped; with this many in use, a new caller is refused until one is.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BUCKETS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     rate_limit_buckets: usize,
+    /// With --redis: the most tokens of a bucket one instance takes from Redis at once, to
+    /// spend without asking again for up to a second (what it did not spend goes back). A
+    /// bucket gives at most a sixteenth of its burst, and what it refills in a second, so a
+    /// small or slow bucket is asked about on every request. Never more than a limit allows;
+    /// the cost is that a token one instance holds is not there for another. 1: every request
+    /// is one decision in Redis.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PREFETCH, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    rate_limit_prefetch: u32,
 }
+
+/// `--rate-limit-prefetch`'s default (the shared limiter's own).
+#[cfg(feature = "redis")]
+const DEFAULT_PREFETCH: u32 = smcp_redis::DEFAULT_MAX_PREFETCH;
+#[cfg(not(feature = "redis"))]
+const DEFAULT_PREFETCH: u32 = 64;
 
 fn rule(text: &str) -> Result<RateRule, String> {
     text.parse()
@@ -49,6 +63,11 @@ fn anonymous(text: &str) -> Result<Anonymous, String> {
 }
 
 impl LimitArgs {
+    /// `--rate-limit-prefetch`.
+    pub(crate) fn prefetch(&self) -> u32 {
+        self.rate_limit_prefetch
+    }
+
     /// The rate limits of the flags, on `shared` (Redis) when given.
     pub(crate) fn configure(
         &self,

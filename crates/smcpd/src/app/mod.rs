@@ -86,7 +86,8 @@ impl App {
         files.configure(&mut config);
         cli.tasks.configure(&mut config, &shared)?;
         cli.legacy.configure(&mut config);
-        cli.limits.configure(&mut config, shared.rate_limiter());
+        cli.limits
+            .configure(&mut config, shared.rate_limiter(cli.limits.prefetch()));
         shared.configure(&mut config);
         #[cfg(feature = "tasks")]
         let tasks = config.tasks.clone();

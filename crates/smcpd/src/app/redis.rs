@@ -92,11 +92,15 @@ impl Shared {
             .map(|cluster| Arc::new(smcp_redis::RedisReplayGuard::new(&cluster.redis)) as _)
     }
 
-    /// The rate limit buckets every instance shares; `None` without `--redis`.
-    pub(crate) fn rate_limiter(&self) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
-        self.0
-            .as_ref()
-            .map(|cluster| Arc::new(smcp_redis::RedisRateLimiter::new(&cluster.redis)) as _)
+    /// The rate limit buckets every instance shares, each instance taking at most `prefetch`
+    /// tokens of a bucket at once; `None` without `--redis`.
+    pub(crate) fn rate_limiter(
+        &self,
+        prefetch: u32,
+    ) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
+        self.0.as_ref().map(|cluster| {
+            Arc::new(smcp_redis::RedisRateLimiter::new(&cluster.redis).max_prefetch(prefetch)) as _
+        })
     }
 }
 
@@ -149,7 +153,10 @@ impl Shared {
     }
 
     /// No shared rate limit buckets.
-    pub(crate) fn rate_limiter(&self) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
+    pub(crate) fn rate_limiter(
+        &self,
+        _prefetch: u32,
+    ) -> Option<Arc<dyn smcp_server::ratelimit::RateLimiter>> {
         None
     }
 }

@@ -1,7 +1,8 @@
 //! Rate limits across instances (`scripts/cluster` with `--rate-limit`): a caller's burst is
 //! one burst for the three instances behind nginx, kept in Redis, and each instance's metrics
 //! count its own decisions. The cluster has no authorization, so the caller is the peer
-//! address every request comes from: nginx's (`--rate-limit-anonymous peer`).
+//! address every request comes from: nginx's (`--rate-limit-anonymous peer`). With the default
+//! slices of a fast bucket, the instances together never let more through than it holds.
 
 #![cfg(all(
     feature = "redis",
@@ -14,6 +15,7 @@
 
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
 use crate::cluster_support::{Cluster, request};
@@ -116,4 +118,59 @@ async fn a_callers_burst_is_shared_by_every_instance() {
     }
     assert_eq!((allowed, refused), (10, 2));
     assert!(serving >= 2, "nginx spread the burst over the instances");
+}
+
+const SLICED: &[(&str, &str)] = &[(
+    "SMCP_CLUSTER_ARGS",
+    "--rate-limit global-tool:echo=20/s,burst=320",
+)];
+
+/// With the default slices, the instances spend what they took from Redis without asking
+/// again, and together never let more through than the bucket holds: 600 calls, 16 at once,
+/// on a bucket of 320 refilling 20 a second (a slice is 20 tokens).
+#[tokio::test]
+async fn slices_never_let_more_through_than_the_bucket_holds() {
+    need_cluster!();
+    let cluster = Cluster::up_env("local", SLICED);
+    let http = reqwest::Client::new();
+    let started = std::time::Instant::now();
+    let answers: Vec<(u16, Value)> = futures_util::stream::iter(1..=600u64)
+        .map(|id| {
+            let (http, url) = (http.clone(), cluster.url.clone());
+            async move {
+                let body = request(
+                    id,
+                    "tools/call",
+                    json!({"name": "echo", "arguments": {"text": "hi"}}),
+                    json!({}),
+                );
+                let response = crate::support::post_rpc(&http, &url, &body)
+                    .timeout(Duration::from_secs(10))
+                    .send()
+                    .await
+                    .unwrap();
+                let status = response.status().as_u16();
+                (status, response.json().await.unwrap())
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let refilled = started.elapsed().as_millis() as u64 / 50 + 1;
+    let mut allowed = 0;
+    for (status, body) in &answers {
+        match status {
+            200 => allowed += 1,
+            429 => assert_eq!(body["error"]["data"]["limit"], "global-tool:echo", "{body}"),
+            _ => panic!("{status}: {body}"),
+        }
+    }
+    assert!(
+        allowed <= 320 + refilled,
+        "never beyond the burst and what refilled: {allowed} > 320 + {refilled}"
+    );
+    assert!(
+        allowed >= 320 - 3 * 19,
+        "at most a slice per instance unspent: {allowed}"
+    );
 }

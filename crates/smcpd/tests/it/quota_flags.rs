@@ -54,6 +54,15 @@ fn bad_rules_are_refused_naming_the_part() {
     assert!(err.contains("--rate-limit"), "{err}");
     let err = refused(&["--rate-limit", "principal=1/s", "--rate-limit-buckets", "0"]);
     assert!(err.contains("--rate-limit-buckets"), "{err}");
+    for slice in ["0", "100001", "1.5", "many"] {
+        let err = refused(&[
+            "--rate-limit",
+            "principal=1/s",
+            "--rate-limit-prefetch",
+            slice,
+        ]);
+        assert!(err.contains("--rate-limit-prefetch"), "{slice}: {err}");
+    }
 }
 
 async fn echo(http: &reqwest::Client, url: &str, id: u64) -> (u16, Option<String>, Value) {
