@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use smcp_proto::ext::files::{DigestBuilder, FileDigest, is_valid_mime};
-use tokio::io::AsyncReadExt;
 
 use super::transfer_error::TransferError;
 use crate::error::Result;
@@ -79,24 +78,27 @@ pub(crate) fn local_path(value: &str) -> Option<PathBuf> {
     (!is_uri && !value.is_empty()).then(|| PathBuf::from(value))
 }
 
-/// Size and sha-256 of a file, read in chunks.
+/// Size and sha-256 of a file, read in 1 MiB blocks on one blocking thread (one hand-off for
+/// the whole file, not one per block).
 pub async fn digest_path(path: &Path) -> Result<(u64, FileDigest)> {
-    let mut file = tokio::fs::File::open(path)
-        .await
-        .map_err(|e| TransferError::io(path, e))?;
-    let mut buf = vec![0u8; CHUNK];
-    let mut hasher = DigestBuilder::new();
-    loop {
-        let n = file
-            .read(&mut buf)
-            .await
-            .map_err(|e| TransferError::io(path, e))?;
-        if n == 0 {
-            break;
+    let owned = path.to_path_buf();
+    let hashed = tokio::task::spawn_blocking(move || -> std::io::Result<(u64, FileDigest)> {
+        use std::io::Read as _;
+        let mut file = std::fs::File::open(&owned)?;
+        let mut buf = vec![0u8; 4 * CHUNK];
+        let mut hasher = DigestBuilder::new();
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(hasher.finish()),
+                Ok(n) => hasher.update(buf.get(..n).unwrap_or_default()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher.finish())
+    })
+    .await
+    .map_err(|e| TransferError::io(path, std::io::Error::other(e.to_string())))?;
+    hashed.map_err(|e| TransferError::io(path, e).into())
 }
 
 #[cfg(test)]

@@ -17,11 +17,13 @@
 //! | `local` | local files: media types ([`guess_mime`]), digests ([`digest_path`]), paths named in elicitation answers |
 //! | `arguments` | file argument values ([`Client::file_argument`](crate::Client::file_argument)), [`Client::call_tool_with_files`](crate::Client::call_tool_with_files), files in elicitation answers |
 //! | `policy` | [`check_descriptor`], [`check_transfer_url`], [`is_loopback`], [`AddressPolicy`], [`is_public`] |
+//! | `chunks` | upload chunks read into reused buffers, handed to the HTTP client without a copy |
 //! | `upload` | `files/authorizeUpload`, raw and multipart uploads from a path ([`Client::upload_path`](crate::Client::upload_path)), memory ([`Client::upload_bytes`](crate::Client::upload_bytes)) or any `AsyncRead` ([`Client::upload_reader`](crate::Client::upload_reader)) |
 //! | `download` | `files/authorizeDownload`, verified downloads to disk ([`Client::download_file`](crate::Client::download_file)) or into any `AsyncWrite` ([`Client::download_into`](crate::Client::download_into)) |
 //! | `error` | [`TransferError`] |
 
 mod arguments;
+mod chunks;
 mod config;
 mod download;
 mod local;

@@ -13,6 +13,7 @@ use smcp_proto::ext::files::{
 };
 use tokio::io::AsyncReadExt;
 
+use super::chunks::ChunkPool;
 use super::local::{CHUNK, Progress, digest_path, guess_mime, normalize_mime};
 use super::policy::{check_descriptor, descriptor_method, refused_address};
 use super::transfer_error::refusal;
@@ -214,10 +215,12 @@ impl Client {
         });
         let body = reqwest::Body::wrap_stream(stream);
         let req = upload_request(http, method, url, &auth.upload, body, size, name, &mime)?;
+        // The chunks in the pipe, in the HTTP client and one being read.
+        let pool = ChunkPool::new(CHUNK, 8);
         let pump = async move {
-            let mut buf = vec![0u8; CHUNK];
             let mut done = 0u64;
             loop {
+                let mut buf = pool.take();
                 match reader.read(&mut buf).await {
                     Ok(0) if done == size => return Ok(()),
                     Ok(0) => {
@@ -239,8 +242,7 @@ impl Client {
                         if let Some(p) = progress {
                             p(done, Some(size));
                         }
-                        let chunk = bytes::Bytes::copy_from_slice(&buf[..n]);
-                        if tx.send(Ok(chunk)).await.is_err() {
+                        if tx.send(Ok(pool.chunk(buf, n))).await.is_err() {
                             return Ok(());
                         }
                     }
