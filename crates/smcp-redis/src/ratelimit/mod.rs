@@ -28,6 +28,13 @@ use crate::{Redis, RedisError};
 /// `<prefix>rl:<rule>|<subject>` (`<prefix>rl:<rule>` for a rule for everyone), holding one
 /// number, that expires when the bucket is full again: Redis holds only the buckets in use.
 ///
+/// An instance may take a few tokens of a fast bucket at once (a slice: at most
+/// [`max_prefetch`](Self::max_prefetch), a sixteenth of the burst, and what the bucket refills
+/// in a second) and spend them on the next requests without asking Redis, for up to a second;
+/// what it did not spend goes back with its next request. Nothing beyond a limit is ever
+/// allowed (a token is taken from Redis before it is spent); while an instance holds tokens,
+/// another may be refused them. Small and slow buckets are decided in Redis on every request.
+///
 /// Fails open: when Redis cannot be reached within the command timeout, the request is let
 /// through (and counted as `error` in the metrics), so that an outage of Redis does not stop
 /// the service; the limits are back with Redis.
