@@ -21,8 +21,9 @@
 //! | `src/bin/bench-tasks.rs` | SEP-2663 tasks through one URL: create, poll to completion; tasks/s, completion time, server and Redis CPU per task (`scripts/bench cluster`) |
 //! | `src/bin/bench-listen.rs` | N idle `subscriptions/listen` streams, one change: memory per stream, fan-out time (`scripts/bench listen`) |
 //! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
-//! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does, with no MCP |
-//! | `src/bin/bench-stdio.rs` | echo round trips over stdio with 1 and 16 in flight, `smcpd --stdio` against `stdio-baseline` (`scripts/bench stdio`) |
+//! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does (through the reactor, or the blocking pool with `--blocking-io`), with no MCP |
+//! | `src/bin/bench-stdio.rs` | echo round trips over stdio with 1 and 16 in flight, `smcpd --stdio` against `stdio-baseline`, either way of doing stdio or both (`scripts/bench stdio`) |
+//! | `src/bin/bench-coldstart.rs` | exec to the first answered echo and the resident set 1 s later, `smcpd` on its defaults against `bench-baseline`, 50 runs each (`scripts/bench coldstart`) |
 //! | `src/bin/soak.rs` | the soak driver behind `scripts/soak [MINUTES]`: echo load, 1,000 listen streams, MRTR rounds and catalog toggles against one `smcpd`; asserts RSS growth, fds back to baseline, zero errors, full delivery |
 //! | `scripts/bench` (workspace root) | builds the binaries and runs `bench-driver` |
 //!
@@ -30,7 +31,9 @@
 //! hyper, tokio and serde — the baseline is the physical-limit reference and shares no code
 //! with smcpd. `smcp-server` and `smcp-proto` are dependencies of this package only for
 //! `files-baseline`, which deliberately uses smcpd's TLS stack, accept loop and sha-256
-//! digest so that its transfer figures differ from smcpd's by the protocol alone.
+//! digest so that its transfer figures differ from smcpd's by the protocol alone, and for
+//! `stdio-baseline`, which opens standard input and output exactly as smcpd does
+//! (`smcp_server::StdioInput`, `StdioOutput`) so that the stdio ratio compares MCP, not I/O.
 //!
 //! # Running it
 //!

@@ -28,9 +28,15 @@ pub fn cpu_time_us(pid: u32) -> Option<u64> {
 
 /// Parses `VmRSS` (in bytes) out of the text of `/proc/<pid>/status`.
 pub fn parse_vm_rss(status: &str) -> Option<u64> {
+    parse_status_kib(status, "VmRSS:")
+}
+
+/// Parses a field given in kB (e.g. `RssAnon:`, with its colon) out of the text of
+/// `/proc/<pid>/status`, in bytes.
+pub fn parse_status_kib(status: &str, field: &str) -> Option<u64> {
     let kib: u64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .split_whitespace()
         .next()?
         .parse()
@@ -41,6 +47,29 @@ pub fn parse_vm_rss(status: &str) -> Option<u64> {
 /// The resident set size of `pid`, in bytes.
 pub fn rss_bytes(pid: u32) -> Option<u64> {
     parse_vm_rss(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
+/// The resident set of `pid` in bytes: all of it, its anonymous part (heap, stacks, written
+/// data) and its file-backed part (code and read-only data mapped from the binary and its
+/// libraries, shared with the page cache).
+pub fn rss_parts(pid: u32) -> Option<RssParts> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    Some(RssParts {
+        total: parse_vm_rss(&status)?,
+        anon: parse_status_kib(&status, "RssAnon:")?,
+        file: parse_status_kib(&status, "RssFile:")?,
+    })
+}
+
+/// [`rss_parts`]: a process's resident set, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RssParts {
+    /// `VmRSS`.
+    pub total: u64,
+    /// `RssAnon`.
+    pub anon: u64,
+    /// `RssFile`.
+    pub file: u64,
 }
 
 /// How many file descriptors `pid` has open (entries of `/proc/<pid>/fd`).
@@ -114,6 +143,19 @@ mod tests {
         let status = "Name:\tsmcpd\nVmPeak:\t  9000 kB\nVmRSS:\t    1234 kB\nThreads:\t3\n";
         assert_eq!(parse_vm_rss(status), Some(1234 * 1024));
         assert_eq!(parse_vm_rss("Name: x\n"), None);
+    }
+
+    #[test]
+    fn parses_rss_parts() {
+        let status = "VmRSS:\t   16308 kB\nRssAnon:\t    1780 kB\nRssFile:\t   14528 kB\n";
+        assert_eq!(parse_status_kib(status, "RssAnon:"), Some(1780 * 1024));
+        assert_eq!(parse_status_kib(status, "RssFile:"), Some(14528 * 1024));
+        assert_eq!(parse_status_kib(status, "RssShmem:"), None);
+        let own = rss_parts(std::process::id()).unwrap();
+        assert!(
+            own.anon > 0 && own.file > 0 && own.total >= own.anon,
+            "{own:?}"
+        );
     }
 
     #[test]

@@ -141,7 +141,7 @@ pub use smcp_proto::basic::LoggingLevel;
 pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 pub use smcp_proto::server::utilities::completion::Completion;
 #[cfg(feature = "stdio")]
-pub use stdio::{StdioOptions, serve_stdio, serve_stream};
+pub use stdio::{StdioInput, StdioOptions, StdioOutput, serve_stdio, serve_stream};
 
 /// What most servers import: `use smcp_server::prelude::*;`.
 ///

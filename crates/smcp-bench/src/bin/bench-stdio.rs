@@ -6,7 +6,8 @@
 //! second, latency percentiles, and the server's CPU time per request (from
 //! `/proc/PID/stat`). Every response must be the exact echo result bytes. Rounds interleave
 //! the servers; the table shows medians and smcpd/baseline ratios, and the JSON report goes
-//! to `--out`. Run it pinned to the load CPU (`scripts/bench stdio` does).
+//! to `--out`. `--io` picks how the servers do their stdio: through the runtime's reactor
+//! (their default), tokio's blocking pool, or both (an A/B of the two in one run). Run it pinned to the load CPU (`scripts/bench stdio` does).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -37,6 +38,12 @@ struct Args {
     /// The baseline binary (default: `stdio-baseline` beside this program).
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// How the servers do their stdio, comma-separated: `reactor` (pipes through the runtime's
+    /// reactor, their default) and `blocking` (tokio's blocking pool: `smcpd
+    /// --stdio-blocking-io`, `stdio-baseline --blocking-io`). Each server is compared with the
+    /// baseline doing the same; with both, a table of reactor over blocking follows.
+    #[arg(long, value_delimiter = ',', default_value = "reactor")]
+    io: Vec<Io>,
     /// Requests in flight, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,16")]
     inflight: Vec<usize>,
@@ -58,6 +65,22 @@ struct Args {
     /// Where the JSON report goes.
     #[arg(long, default_value = "target/bench/stdio.json")]
     out: PathBuf,
+}
+
+/// How a server reads and writes its stdio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+enum Io {
+    Reactor,
+    Blocking,
+}
+
+impl Io {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Reactor => "reactor",
+            Self::Blocking => "blocking",
+        }
+    }
 }
 
 /// One measured run.
@@ -91,67 +114,97 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| dir.join("stdio-baseline"));
     let smcpd = args.smcpd.clone().unwrap_or_else(|| dir.join("smcpd"));
-    let servers: [(&str, Vec<String>); 2] = [
-        ("baseline", vec![baseline.display().to_string()]),
-        (
-            "smcpd",
-            vec![
-                smcpd.display().to_string(),
-                "--stdio".into(),
-                // As in the HTTP bench (no TLS there): no SEP-2631 extension wrapping calls.
-                "--no-files".into(),
-                "--threads".into(),
-                "1".into(),
-                "--log".into(),
-                "warn".into(),
-            ],
-        ),
+    let smcpd_cmd = vec![
+        smcpd.display().to_string(),
+        "--stdio".into(),
+        // As in the HTTP bench (no TLS there): no SEP-2631 extension wrapping calls.
+        "--no-files".into(),
+        "--threads".into(),
+        "1".into(),
+        "--log".into(),
+        "warn".into(),
     ];
-    let mut runs: HashMap<(usize, &str), Vec<Run>> = HashMap::new();
+    let mut servers: Vec<(&str, Io, Vec<String>)> = Vec::new();
+    for &io in &args.io {
+        let mut base = vec![baseline.display().to_string()];
+        let mut own = smcpd_cmd.clone();
+        if io == Io::Blocking {
+            base.push("--blocking-io".into());
+            own.push("--stdio-blocking-io".into());
+        }
+        servers.push(("baseline", io, base));
+        servers.push(("smcpd", io, own));
+    }
+    let mut runs: HashMap<(usize, &str, Io), Vec<Run>> = HashMap::new();
     for round in 0..args.rounds {
         for &inflight in &args.inflight {
-            for (name, cmd) in &servers {
+            for (name, io, cmd) in &servers {
                 let run = measure(cmd, pin.then_some(args.server_cpu), inflight, &args)
                     .await
-                    .with_context(|| format!("{name} with {inflight} in flight"))?;
+                    .with_context(|| format!("{name} ({}) with {inflight} in flight", io.name()))?;
                 eprintln!(
-                    "round {} {name:8} inflight {inflight:2}: {:>9.0} req/s {:>6.2} µs CPU/req",
+                    "round {} {name:8} {:8} inflight {inflight:2}: {:>9.0} req/s {:>6.2} µs CPU/req",
                     round + 1,
+                    io.name(),
                     run.rps,
                     run.cpu_us_per_req
                 );
-                runs.entry((inflight, name)).or_default().push(run);
+                runs.entry((inflight, name, *io)).or_default().push(run);
             }
         }
     }
+    let stat = |inflight: usize, name: &str, io: Io, f: fn(&Run) -> f64| {
+        let values: Vec<f64> = runs
+            .get(&(inflight, name, io))
+            .map(|r| r.iter().map(f).collect())
+            .unwrap_or_default();
+        median(&values).unwrap_or(f64::NAN)
+    };
     let mut report = Vec::new();
     println!(
-        "{:8} {:>3} {:>10} {:>8} {:>8} {:>9} {:>8} {:>8}",
-        "server", "c", "req/s", "p50 µs", "p99 µs", "CPU µs/req", "×req/s", "×CPU"
+        "{:8} {:8} {:>3} {:>10} {:>8} {:>8} {:>9} {:>8} {:>8}",
+        "server", "io", "c", "req/s", "p50 µs", "p99 µs", "CPU µs/req", "×req/s", "×CPU"
     );
     for &inflight in &args.inflight {
-        let stat = |name: &str, f: fn(&Run) -> f64| {
-            let values: Vec<f64> = runs
-                .get(&(inflight, name))
-                .map(|r| r.iter().map(f).collect())
-                .unwrap_or_default();
-            median(&values).unwrap_or(f64::NAN)
-        };
-        let base_rps = stat("baseline", |r| r.rps);
-        let base_cpu = stat("baseline", |r| r.cpu_us_per_req);
-        for (name, _) in &servers {
-            let rps = stat(name, |r| r.rps);
-            let cpu = stat(name, |r| r.cpu_us_per_req);
-            let (p50, p99) = (stat(name, |r| r.p50_us), stat(name, |r| r.p99_us));
+        for (name, io, _) in &servers {
+            let io = *io;
+            let base_rps = stat(inflight, "baseline", io, |r| r.rps);
+            let base_cpu = stat(inflight, "baseline", io, |r| r.cpu_us_per_req);
+            let rps = stat(inflight, name, io, |r| r.rps);
+            let cpu = stat(inflight, name, io, |r| r.cpu_us_per_req);
+            let p50 = stat(inflight, name, io, |r| r.p50_us);
+            let p99 = stat(inflight, name, io, |r| r.p99_us);
             println!(
-                "{name:8} {inflight:>3} {rps:>10.0} {p50:>8.1} {p99:>8.1} {cpu:>9.2} {:>8.3} {:>8.3}",
+                "{name:8} {:8} {inflight:>3} {rps:>10.0} {p50:>8.1} {p99:>8.1} {cpu:>9.2} {:>8.3} {:>8.3}",
+                io.name(),
                 rps / base_rps,
                 cpu / base_cpu
             );
             report.push(json!({
-                "server": name, "inflight": inflight, "rps": rps, "p50_us": p50, "p99_us": p99,
-                "cpu_us_per_req": cpu, "rps_ratio": rps / base_rps, "cpu_ratio": cpu / base_cpu,
+                "server": name, "io": io.name(), "inflight": inflight, "rps": rps,
+                "p50_us": p50, "p99_us": p99, "cpu_us_per_req": cpu,
+                "rps_ratio": rps / base_rps, "cpu_ratio": cpu / base_cpu,
             }));
+        }
+    }
+    if args.io.contains(&Io::Reactor) && args.io.contains(&Io::Blocking) {
+        println!("reactor over blocking, each server against itself:");
+        println!(
+            "{:8} {:>3} {:>8} {:>8} {:>8}",
+            "server", "c", "×req/s", "×p50", "×CPU"
+        );
+        for &inflight in &args.inflight {
+            for name in ["baseline", "smcpd"] {
+                let ratio = |f: fn(&Run) -> f64| {
+                    stat(inflight, name, Io::Reactor, f) / stat(inflight, name, Io::Blocking, f)
+                };
+                println!(
+                    "{name:8} {inflight:>3} {:>8.3} {:>8.3} {:>8.3}",
+                    ratio(|r| r.rps),
+                    ratio(|r| r.p50_us),
+                    ratio(|r| r.cpu_us_per_req)
+                );
+            }
         }
     }
     if let Some(dir) = args.out.parent() {

@@ -26,6 +26,7 @@ mod lines;
 mod link;
 mod listen;
 mod options;
+mod process_io;
 mod running;
 mod writer;
 
@@ -36,9 +37,15 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use crate::core::server::Server;
 pub use crate::drain::Drained;
 pub use options::{NEWLINE, StdioOptions};
+pub use process_io::{StdioInput, StdioOutput};
 
 /// Serves `server` on standard input and output until input ends or `shutdown` completes.
 /// Errors are I/O errors reading input (the end of input is not one).
+///
+/// On Unix, a standard stream that is a pipe or a Unix socket (what a host that spawns the
+/// server gives it) is read and written through the runtime's reactor; a terminal or a file
+/// goes through tokio's blocking pool ([`StdioInput`], [`StdioOutput`];
+/// [`StdioOptions::blocking_io`] to always use the pool).
 ///
 /// # Examples
 ///
@@ -65,14 +72,17 @@ pub async fn serve_stdio(
     shutdown: impl Future<Output = ()>,
     options: StdioOptions,
 ) -> std::io::Result<Drained> {
-    serve_stream(
-        server,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        shutdown,
-        options,
-    )
-    .await
+    let (input, output) = if options.blocking_io {
+        (StdioInput::blocking(), StdioOutput::blocking())
+    } else {
+        (StdioInput::open(), StdioOutput::open())
+    };
+    tracing::debug!(
+        nonblocking_input = input.is_nonblocking(),
+        nonblocking_output = output.is_nonblocking(),
+        "serving on stdio"
+    );
+    serve_stream(server, input, output, shutdown, options).await
 }
 
 /// Serves `server` on any byte stream with the stdio framing: messages read from `input`,

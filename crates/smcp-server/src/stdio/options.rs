@@ -42,6 +42,11 @@ pub struct StdioOptions {
     /// The caller every request of this connection acts for (over stdio, typically the local
     /// user who launched the server); `None` by default.
     pub principal: Option<Principal>,
+    /// [`crate::serve_stdio`] only: read and write standard input and output on tokio's
+    /// blocking pool even when they are pipes or a Unix socket the reactor could serve (see
+    /// [`crate::StdioInput`]). For a descriptor another process shares and expects blocking.
+    /// Default `false`.
+    pub blocking_io: bool,
 }
 
 impl Default for StdioOptions {
@@ -53,6 +58,7 @@ impl Default for StdioOptions {
             output_buffer: 1024,
             drain_timeout: Duration::from_secs(10),
             principal: None,
+            blocking_io: false,
         }
     }
 }
@@ -85,6 +91,13 @@ impl StdioOptions {
     /// The caller every request acts for.
     pub fn principal(mut self, principal: Principal) -> Self {
         self.principal = Some(principal);
+        self
+    }
+
+    /// Standard input and output on tokio's blocking pool, never through the reactor
+    /// ([`crate::serve_stdio`] only).
+    pub fn blocking_io(mut self, blocking: bool) -> Self {
+        self.blocking_io = blocking;
         self
     }
 }

@@ -15,6 +15,11 @@ pub(crate) struct ServeArgs {
     /// over HTTP on --listen; without, file arguments are inline (`data:`) only.
     #[arg(long)]
     pub(crate) stdio: bool,
+    /// With --stdio: read and write stdin and stdout on a thread pool even when they are pipes
+    /// or a Unix socket (by default those go through the event loop, without the thread
+    /// hand-offs). For a descriptor another process shares and expects to stay blocking.
+    #[arg(long, requires = "stdio")]
+    pub(crate) stdio_blocking_io: bool,
     /// Address to listen on. Keep it on loopback unless a proxy in front checks access.
     #[arg(long, env = "SMCPD_LISTEN", default_value = smcpd::DEFAULT_LISTEN)]
     pub(crate) listen: SocketAddr,

@@ -12,8 +12,9 @@ pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let data_plane = files.serve(data_plane, base.options, stopped);
     tracing::info!("smcpd serving MCP on stdio");
-    let options =
-        smcp_server::StdioOptions::default().drain_timeout(cli.serve.deadlines.drain_timeout);
+    let options = smcp_server::StdioOptions::default()
+        .drain_timeout(cli.serve.deadlines.drain_timeout)
+        .blocking_io(cli.serve.stdio_blocking_io);
     let outcome =
         smcp_server::serve_stdio(&app.server, smcp_server::shutdown_signal(), options).await?;
     app.stop().await?;

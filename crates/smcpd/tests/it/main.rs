@@ -50,6 +50,8 @@ mod quota_flags;
 mod sep2631_fixtures;
 mod stdio;
 mod stdio_client;
+#[cfg(unix)]
+mod stdio_fds;
 #[cfg(feature = "tasks")]
 mod tasks;
 #[cfg(feature = "tasks")]
