@@ -13,9 +13,10 @@
 //!
 //! Non-blocking mode belongs to the open file description, so it is shared with every process
 //! holding the same pipe or socket end. A host's end is a separate description, so this is
-//! invisible to it; a descriptor shared by several processes (a shell's pipe inherited by
-//! siblings reading the same end) is the one case it could reach, which is why it applies
-//! only to pipes and Unix sockets and never to a terminal.
+//! invisible to it; for a description shared with another process (a shell's pipe also held by
+//! a sibling), the mode found is put back when the stream is dropped, and
+//! `StdioOptions::blocking_io` keeps to the blocking pool altogether. A terminal is never
+//! switched.
 
 use std::io;
 use std::pin::Pin;
@@ -25,30 +26,43 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Standard input as an [`AsyncRead`]: through the reactor when it is a pipe or a Unix stream
 /// socket (on Unix), through tokio's blocking pool otherwise. See [`StdioInput::open`].
+/// Dropping it gives the descriptor back in the mode it was found in.
 #[derive(Debug)]
 pub struct StdioInput(Input);
 
 #[derive(Debug)]
 enum Input {
     #[cfg(unix)]
-    Pipe(tokio::net::unix::pipe::Receiver),
+    Pipe {
+        io: tokio::net::unix::pipe::Receiver,
+        _restore: unix::Restore,
+    },
     #[cfg(unix)]
-    Socket(tokio::net::UnixStream),
+    Socket {
+        io: tokio::net::UnixStream,
+        _restore: unix::Restore,
+    },
     Blocking(tokio::io::Stdin),
 }
 
 /// Standard output as an [`AsyncWrite`]: through the reactor when it is a pipe or a Unix
 /// stream socket (on Unix), through tokio's blocking pool otherwise. See
-/// [`StdioOutput::open`].
+/// [`StdioOutput::open`]. Dropping it gives the descriptor back in the mode it was found in.
 #[derive(Debug)]
 pub struct StdioOutput(Output);
 
 #[derive(Debug)]
 enum Output {
     #[cfg(unix)]
-    Pipe(tokio::net::unix::pipe::Sender),
+    Pipe {
+        io: tokio::net::unix::pipe::Sender,
+        _restore: unix::Restore,
+    },
     #[cfg(unix)]
-    Socket(tokio::net::UnixStream),
+    Socket {
+        io: tokio::net::UnixStream,
+        _restore: unix::Restore,
+    },
     Blocking(tokio::io::Stdout),
 }
 
@@ -104,9 +118,9 @@ impl AsyncRead for StdioInput {
     ) -> Poll<io::Result<()>> {
         match &mut self.get_mut().0 {
             #[cfg(unix)]
-            Input::Pipe(r) => Pin::new(r).poll_read(cx, buf),
+            Input::Pipe { io: r, .. } => Pin::new(r).poll_read(cx, buf),
             #[cfg(unix)]
-            Input::Socket(s) => Pin::new(s).poll_read(cx, buf),
+            Input::Socket { io: s, .. } => Pin::new(s).poll_read(cx, buf),
             Input::Blocking(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
@@ -117,9 +131,9 @@ macro_rules! each_output {
     ($self:ident, $w:ident => $call:expr) => {
         match &mut $self.get_mut().0 {
             #[cfg(unix)]
-            Output::Pipe($w) => $call,
+            Output::Pipe { io: $w, .. } => $call,
             #[cfg(unix)]
-            Output::Socket($w) => $call,
+            Output::Socket { io: $w, .. } => $call,
             Output::Blocking($w) => $call,
         }
     };
@@ -145,9 +159,9 @@ impl AsyncWrite for StdioOutput {
     fn is_write_vectored(&self) -> bool {
         match &self.0 {
             #[cfg(unix)]
-            Output::Pipe(w) => w.is_write_vectored(),
+            Output::Pipe { io: w, .. } => w.is_write_vectored(),
             #[cfg(unix)]
-            Output::Socket(w) => w.is_write_vectored(),
+            Output::Socket { io: w, .. } => w.is_write_vectored(),
             Output::Blocking(w) => w.is_write_vectored(),
         }
     }
@@ -170,9 +184,36 @@ mod unix {
     use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt as _;
 
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
     use tokio::net::unix::pipe;
 
     use super::{Input, Output};
+
+    /// Puts the descriptor's status flags back as they were found (blocking, as a rule) when
+    /// dropped: the mode belongs to the open file description, which the process that gave
+    /// us the stream may share and use after we are done.
+    #[derive(Debug)]
+    pub(super) struct Restore {
+        fd: OwnedFd,
+        flags: OFlags,
+    }
+
+    impl Restore {
+        pub(super) fn of(fd: &OwnedFd) -> std::io::Result<Self> {
+            Ok(Self {
+                fd: fd.try_clone()?,
+                flags: fcntl_getfl(fd)?,
+            })
+        }
+    }
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Err(error) = fcntl_setfl(&self.fd, self.flags) {
+                tracing::debug!(%error, "could not give a standard stream its mode back");
+            }
+        }
+    }
 
     /// What a descriptor is, as far as the reactor is concerned.
     #[derive(Debug, PartialEq, Eq)]
@@ -220,20 +261,38 @@ mod unix {
     /// Standard input through the reactor, when it is a pipe or a Unix socket and a runtime
     /// with I/O is current; otherwise `None` (the reason is logged at debug).
     pub(super) fn input() -> Option<Input> {
-        let opened = classify(std::io::stdin().as_fd()).and_then(|(fd, kind)| match kind {
-            Kind::Pipe => pipe::Receiver::from_file(File::from(fd)).map(|r| Some(Input::Pipe(r))),
-            Kind::UnixSocket => socket(fd).map(|s| Some(Input::Socket(s))),
-            Kind::Other => Ok(None),
+        let opened = classify(std::io::stdin().as_fd()).and_then(|(fd, kind)| {
+            let restore = Restore::of(&fd)?;
+            Ok(match kind {
+                Kind::Pipe => Some(Input::Pipe {
+                    io: pipe::Receiver::from_file(File::from(fd))?,
+                    _restore: restore,
+                }),
+                Kind::UnixSocket => Some(Input::Socket {
+                    io: socket(fd)?,
+                    _restore: restore,
+                }),
+                Kind::Other => None,
+            })
         });
         settle("input", opened)
     }
 
     /// Standard output through the reactor, as [`input`].
     pub(super) fn output() -> Option<Output> {
-        let opened = classify(std::io::stdout().as_fd()).and_then(|(fd, kind)| match kind {
-            Kind::Pipe => pipe::Sender::from_file(File::from(fd)).map(|w| Some(Output::Pipe(w))),
-            Kind::UnixSocket => socket(fd).map(|s| Some(Output::Socket(s))),
-            Kind::Other => Ok(None),
+        let opened = classify(std::io::stdout().as_fd()).and_then(|(fd, kind)| {
+            let restore = Restore::of(&fd)?;
+            Ok(match kind {
+                Kind::Pipe => Some(Output::Pipe {
+                    io: pipe::Sender::from_file(File::from(fd))?,
+                    _restore: restore,
+                }),
+                Kind::UnixSocket => Some(Output::Socket {
+                    io: socket(fd)?,
+                    _restore: restore,
+                }),
+                Kind::Other => None,
+            })
         });
         settle("output", opened)
     }
@@ -290,6 +349,22 @@ mod tests {
         let mut got = String::new();
         r.read_to_string(&mut got).await.unwrap();
         assert_eq!(got, "{\"id\":1}\n");
+    }
+
+    #[tokio::test]
+    async fn the_mode_a_descriptor_was_found_in_is_given_back() {
+        use rustix::fs::{OFlags, fcntl_getfl};
+        let (reader, _writer) = std::io::pipe().unwrap();
+        assert!(!fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
+        let (fd, _) = classify(reader.as_fd()).unwrap();
+        let restore = super::unix::Restore::of(&fd).unwrap();
+        let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(fd).unwrap();
+        // Shared by the description: the original descriptor sees the reactor's mode...
+        assert!(fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
+        drop(receiver);
+        drop(restore);
+        // ...and gets its own back.
+        assert!(!fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
     }
 
     #[tokio::test]

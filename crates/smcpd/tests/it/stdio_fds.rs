@@ -1,7 +1,8 @@
 //! What `smcpd --stdio` is given as its standard streams decides how it reads and writes them:
 //! pipes (what most hosts give) and a Unix socket (what libuv-based hosts such as Node give)
 //! go through the runtime's reactor, a regular file through the blocking pool. Each is served
-//! the same; the debug log says which path was taken.
+//! the same; the debug log says which path was taken, and a descriptor switched to
+//! non-blocking mode is given back in the mode it was found in.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -107,6 +108,14 @@ async fn pipes_go_through_the_reactor() {
 async fn a_unix_socket_on_both_streams_goes_through_the_reactor() {
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     let theirs_out = theirs.try_clone().unwrap();
+    // A third descriptor of smcpd's end, kept here: it shares the mode smcpd sets.
+    let probe = theirs.try_clone().unwrap();
+    let nonblocking = || {
+        rustix::fs::fcntl_getfl(&probe)
+            .unwrap()
+            .contains(rustix::fs::OFlags::NONBLOCK)
+    };
+    assert!(!nonblocking());
     let child = smcpd()
         .stdin(Stdio::from(OwnedFd::from(theirs)))
         .stdout(Stdio::from(OwnedFd::from(theirs_out)))
@@ -125,10 +134,15 @@ async fn a_unix_socket_on_both_streams_goes_through_the_reactor() {
             .unwrap()
             .expect("the socket open");
         assert_eq!(echoed(line.as_bytes()), [(id, text.to_owned())]);
+        assert!(nonblocking(), "smcpd serves its end through the event loop");
     }
     // Half-closing our side is the end of smcpd's input.
     drop(write);
     let output = finished(child).await;
+    assert!(
+        !nonblocking(),
+        "smcpd gives the descriptor back in the mode it found it in"
+    );
     assert_eq!(
         paths(&String::from_utf8_lossy(&output.stderr)),
         (true, true)
