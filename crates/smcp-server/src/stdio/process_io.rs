@@ -14,7 +14,7 @@
 //! Non-blocking mode belongs to the open file description, so it is shared with every process
 //! holding the same pipe or socket end. A host's end is a separate description, so this is
 //! invisible to it; for a description shared with another process (a shell's pipe also held by
-//! a sibling), the mode found is put back when the stream is dropped, and
+//! a sibling), the modes found are put back when the last switched stream is dropped, and
 //! `StdioOptions::blocking_io` keeps to the blocking pool altogether. A terminal is never
 //! switched.
 
@@ -26,7 +26,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Standard input as an [`AsyncRead`]: through the reactor when it is a pipe or a Unix stream
 /// socket (on Unix), through tokio's blocking pool otherwise. See [`StdioInput::open`].
-/// Dropping it gives the descriptor back in the mode it was found in.
+/// Once it and any [`StdioOutput`] are dropped, the descriptors get back the modes they were
+/// found in.
 #[derive(Debug)]
 pub struct StdioInput(Input);
 
@@ -47,7 +48,8 @@ enum Input {
 
 /// Standard output as an [`AsyncWrite`]: through the reactor when it is a pipe or a Unix
 /// stream socket (on Unix), through tokio's blocking pool otherwise. See
-/// [`StdioOutput::open`]. Dropping it gives the descriptor back in the mode it was found in.
+/// [`StdioOutput::open`]. Once it and any [`StdioInput`] are dropped, the descriptors get back
+/// the modes they were found in.
 #[derive(Debug)]
 pub struct StdioOutput(Output);
 
@@ -184,33 +186,71 @@ mod unix {
     use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::os::unix::fs::FileTypeExt as _;
 
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
     use tokio::net::unix::pipe;
 
     use super::{Input, Output};
 
-    /// Puts the descriptor's status flags back as they were found (blocking, as a rule) when
-    /// dropped: the mode belongs to the open file description, which the process that gave
-    /// us the stream may share and use after we are done.
+    /// The status flags of some descriptors as found before this process switched any of them
+    /// to non-blocking mode, and how many switched streams are alive.
+    ///
+    /// The mode belongs to the open file description, which the process that gave us the
+    /// stream may share and use after we are done; stdin and stdout may even be one
+    /// description (a socket given as both). So the modes are read once, before either is
+    /// switched, and put back only when the last switched stream is dropped: never under a
+    /// stream still in use.
     #[derive(Debug)]
-    pub(super) struct Restore {
-        fd: OwnedFd,
-        flags: OFlags,
+    pub(super) struct Modes {
+        found: Vec<(OwnedFd, OFlags)>,
+        switched: AtomicUsize,
     }
 
-    impl Restore {
-        pub(super) fn of(fd: &OwnedFd) -> std::io::Result<Self> {
-            Ok(Self {
-                fd: fd.try_clone()?,
-                flags: fcntl_getfl(fd)?,
-            })
+    impl Modes {
+        /// The modes of `fds` as they are now.
+        pub(super) fn read(fds: &[BorrowedFd<'_>]) -> Self {
+            let found = fds
+                .iter()
+                .filter_map(|fd| {
+                    let owned = fd.try_clone_to_owned().ok()?;
+                    let flags = fcntl_getfl(&owned).ok()?;
+                    Some((owned, flags))
+                })
+                .collect();
+            Self {
+                found,
+                switched: AtomicUsize::new(0),
+            }
+        }
+
+        /// A guard for one switched stream: the last one dropped restores the modes.
+        pub(super) fn guard(&'static self) -> Restore {
+            self.switched.fetch_add(1, Ordering::SeqCst);
+            Restore(self)
         }
     }
 
+    /// Standard input's and output's modes, read the first time either is opened.
+    fn standard_modes() -> &'static Modes {
+        static MODES: OnceLock<Modes> = OnceLock::new();
+        MODES.get_or_init(|| Modes::read(&[std::io::stdin().as_fd(), std::io::stdout().as_fd()]))
+    }
+
+    /// Held by a switched stream; see [`Modes`].
+    #[derive(Debug)]
+    pub(super) struct Restore(&'static Modes);
+
     impl Drop for Restore {
         fn drop(&mut self) {
-            if let Err(error) = fcntl_setfl(&self.fd, self.flags) {
-                tracing::debug!(%error, "could not give a standard stream its mode back");
+            if self.0.switched.fetch_sub(1, Ordering::SeqCst) != 1 {
+                return;
+            }
+            for (fd, flags) in &self.0.found {
+                if let Err(error) = fcntl_setfl(fd, *flags) {
+                    tracing::debug!(%error, "could not give a standard stream its mode back");
+                }
             }
         }
     }
@@ -262,7 +302,7 @@ mod unix {
     /// with I/O is current; otherwise `None` (the reason is logged at debug).
     pub(super) fn input() -> Option<Input> {
         let opened = classify(std::io::stdin().as_fd()).and_then(|(fd, kind)| {
-            let restore = Restore::of(&fd)?;
+            let restore = standard_modes().guard();
             Ok(match kind {
                 Kind::Pipe => Some(Input::Pipe {
                     io: pipe::Receiver::from_file(File::from(fd))?,
@@ -281,7 +321,7 @@ mod unix {
     /// Standard output through the reactor, as [`input`].
     pub(super) fn output() -> Option<Output> {
         let opened = classify(std::io::stdout().as_fd()).and_then(|(fd, kind)| {
-            let restore = Restore::of(&fd)?;
+            let restore = standard_modes().guard();
             Ok(match kind {
                 Kind::Pipe => Some(Output::Pipe {
                     io: pipe::Sender::from_file(File::from(fd))?,
@@ -352,19 +392,25 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_mode_a_descriptor_was_found_in_is_given_back() {
+    async fn modes_are_given_back_when_the_last_switched_stream_goes() {
         use rustix::fs::{OFlags, fcntl_getfl};
-        let (reader, _writer) = std::io::pipe().unwrap();
-        assert!(!fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
-        let (fd, _) = classify(reader.as_fd()).unwrap();
-        let restore = super::unix::Restore::of(&fd).unwrap();
-        let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(fd).unwrap();
-        // Shared by the description: the original descriptor sees the reactor's mode...
-        assert!(fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
-        drop(receiver);
-        drop(restore);
-        // ...and gets its own back.
-        assert!(!fcntl_getfl(&reader).unwrap().contains(OFlags::NONBLOCK));
+        // One socket given as both streams: one description, switched by both.
+        let (end, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let nonblocking = || fcntl_getfl(&end).unwrap().contains(OFlags::NONBLOCK);
+        assert!(!nonblocking());
+        let modes: &'static super::unix::Modes = Box::leak(Box::new(super::unix::Modes::read(&[
+            end.as_fd(),
+            end.as_fd(),
+        ])));
+        let (input_fd, _) = classify(end.as_fd()).unwrap();
+        let (output_fd, _) = classify(end.as_fd()).unwrap();
+        let input = (super::unix::socket(input_fd).unwrap(), modes.guard());
+        let output = (super::unix::socket(output_fd).unwrap(), modes.guard());
+        assert!(nonblocking(), "the reactor's mode is the description's");
+        drop(input);
+        assert!(nonblocking(), "not put back under the output still in use");
+        drop(output);
+        assert!(!nonblocking(), "put back once both are gone");
     }
 
     #[tokio::test]
