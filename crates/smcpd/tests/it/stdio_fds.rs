@@ -80,28 +80,31 @@ async fn finished(child: tokio::process::Child) -> Output {
     output
 }
 
-#[tokio::test]
-async fn pipes_go_through_the_reactor() {
+/// smcpd with `extra` flags on pipes, given `requests` and the end of its input.
+async fn over_pipes(extra: &[&str], requests: &[Value]) -> Output {
     let mut child = smcpd()
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(&lines(&[echo(1, "one"), echo(2, "two")]))
-        .await
-        .unwrap();
+    stdin.write_all(&lines(requests)).await.unwrap();
     drop(stdin);
-    let output = finished(child).await;
-    assert_eq!(
-        echoed(&output.stdout),
-        [(1, "one".to_owned()), (2, "two".to_owned())]
-    );
-    assert_eq!(
-        paths(&String::from_utf8_lossy(&output.stderr)),
-        (true, true)
-    );
+    finished(child).await
+}
+
+/// The run answered each echo and took the (input, output) paths given (`true`: reactor).
+fn answered(output: &Output, echoes: &[(u64, &str)], nonblocking: (bool, bool)) {
+    let expected: Vec<(u64, String)> = echoes.iter().map(|(i, t)| (*i, (*t).to_owned())).collect();
+    assert_eq!(echoed(&output.stdout), expected);
+    assert_eq!(paths(&String::from_utf8_lossy(&output.stderr)), nonblocking);
+}
+
+#[tokio::test]
+async fn pipes_go_through_the_reactor() {
+    let output = over_pipes(&[], &[echo(1, "one"), echo(2, "two")]).await;
+    answered(&output, &[(1, "one"), (2, "two")], (true, true));
 }
 
 #[tokio::test]
@@ -171,31 +174,15 @@ async fn a_regular_file_as_input_goes_through_the_blocking_pool() {
         .unwrap();
     let output = finished(child).await;
     std::fs::remove_file(&path).unwrap();
-    assert_eq!(
-        echoed(&output.stdout),
-        [(7, "from a file".to_owned()), (8, "and again".to_owned())]
-    );
-    assert_eq!(
-        paths(&String::from_utf8_lossy(&output.stderr)),
-        (false, true)
+    answered(
+        &output,
+        &[(7, "from a file"), (8, "and again")],
+        (false, true),
     );
 }
 
 #[tokio::test]
 async fn stdio_blocking_io_keeps_pipes_on_the_blocking_pool() {
-    let mut child = smcpd()
-        .arg("--stdio-blocking-io")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(&lines(&[echo(3, "pooled")])).await.unwrap();
-    drop(stdin);
-    let output = finished(child).await;
-    assert_eq!(echoed(&output.stdout), [(3, "pooled".to_owned())]);
-    assert_eq!(
-        paths(&String::from_utf8_lossy(&output.stderr)),
-        (false, false)
-    );
+    let output = over_pipes(&["--stdio-blocking-io"], &[echo(3, "pooled")]).await;
+    answered(&output, &[(3, "pooled")], (false, false));
 }
