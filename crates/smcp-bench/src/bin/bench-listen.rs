@@ -61,6 +61,32 @@ struct Args {
     /// The tool whose call changes the tool list.
     #[arg(long, default_value = "toggle_extra")]
     trigger_tool: String,
+    /// Loopback source addresses the streams are spread over (127.0.0.1, 127.0.0.2, …), each
+    /// with its own range of ephemeral ports (about 28,000 each on Linux). 0: one per
+    /// `STREAMS_PER_SOURCE` streams. Only for servers on an IPv4 loopback address.
+    #[arg(long, default_value_t = 0)]
+    sources: usize,
+}
+
+/// Streams per loopback source address when `--sources` is 0: under the 28,232 ephemeral
+/// ports of Linux's default range, with room for the bench's other connections.
+const STREAMS_PER_SOURCE: usize = 25_000;
+
+/// Connects to `addr` from loopback source number `source` (127.0.0.1 + source) when `addr`
+/// is an IPv4 loopback address and there is more than one source, else as the OS picks.
+async fn connect_from(
+    addr: SocketAddr,
+    source: usize,
+    sources: usize,
+) -> std::io::Result<TcpStream> {
+    if sources <= 1 || !matches!(addr, SocketAddr::V4(a) if a.ip().is_loopback()) {
+        return TcpStream::connect(addr).await;
+    }
+    let octets = u32::try_from(source + 1).unwrap_or(u32::MAX).to_be_bytes();
+    let ip = std::net::Ipv4Addr::new(127, octets[1], octets[2], octets[3]);
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::from((ip, 0)))?;
+    socket.connect(addr).await
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -84,6 +110,10 @@ fn ms(d: Duration) -> f64 {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let rss_before = rss_sum(&args.server_pid)?;
+    let sources = match args.sources {
+        0 => args.streams.div_ceil(STREAMS_PER_SOURCE).max(1),
+        n => n,
+    };
 
     let opened = Arc::new(AtomicUsize::new(0));
     let failed = Arc::new(AtomicUsize::new(0));
@@ -107,7 +137,7 @@ async fn main() -> anyhow::Result<()> {
             let body = listen_body(CLIENT, i as u64, &json!({"toolsListChanged": true}));
             let permit = gate.acquire_owned().await.ok();
             let result = async {
-                let mut stream = TcpStream::connect(addr).await?;
+                let mut stream = connect_from(addr, i % sources, sources).await?;
                 stream.write_all(&request(addr, &body, "")).await?;
                 let mut pending = Vec::new();
                 wait_for(
@@ -194,6 +224,7 @@ async fn main() -> anyhow::Result<()> {
     let summary = json!({
         "streams_requested": args.streams,
         "instances": args.addr.len(),
+        "source_addresses": sources,
         "streams_open": open,
         "open_failures": failed_open,
         "open_time_s": open_time.as_secs_f64(),
