@@ -81,12 +81,65 @@ impl<'a> MetaView<'a> {
             serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(json)
                 .map_err(|e| MetaError::Malformed(e.to_string()))?;
         }
+        Self::read(json)
+    }
+
+    /// [`MetaView::parse`] of text the full parser is known to read ([`RequestMeta`]).
+    fn read(json: &'a str) -> Result<Self, MetaError> {
         // A reserved name is spelled with a `$`, or hidden behind an escape: without either,
         // there is none to look for.
         if memchr::memchr2(b'$', b'\\', json.as_bytes()).is_some() {
             check_names(json)?;
         }
         serde_json::from_str(json).map_err(|e| MetaError::Malformed(e.to_string()))
+    }
+}
+
+/// `params._meta` of a [`crate::jsonrpc::IncomingRequest`], unparsed, and known to be JSON
+/// the full parser reads: on the one-pass route the whole body passed the screen that vouches
+/// for that, on the precise route it was written from a parsed value. So its
+/// [`view`](Self::view) skips the scan [`MetaView::parse`] makes of text of unknown origin:
+/// the `_meta` of every request is not scanned twice. Only this crate makes one; it derefs to
+/// the raw JSON.
+#[derive(Debug, Clone)]
+pub struct RequestMeta<'a>(Cow<'a, RawValue>);
+
+impl<'a> RequestMeta<'a> {
+    /// `_meta` borrowed from a body that passed the screen.
+    pub(crate) fn screened(raw: &'a RawValue) -> Self {
+        Self(Cow::Borrowed(raw))
+    }
+
+    /// `_meta` written from a value the full parser produced.
+    pub(crate) fn written(raw: Box<RawValue>) -> RequestMeta<'static> {
+        RequestMeta(Cow::Owned(raw))
+    }
+
+    /// The view of the members read on every request: `Err` only when `_meta` is not an
+    /// object or has a reserved member name.
+    pub fn view(&self) -> Result<MetaView<'_>, MetaError> {
+        let json = self.0.get();
+        if !json.starts_with('{') {
+            return Err(MetaError::NotAnObject);
+        }
+        MetaView::read(json)
+    }
+
+    /// Detaches it from the body (copies a borrowed `_meta`).
+    pub fn into_owned(self) -> RequestMeta<'static> {
+        RequestMeta(Cow::Owned(self.0.into_owned()))
+    }
+
+    /// Whether it borrows from the body it was parsed from.
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self.0, Cow::Borrowed(_))
+    }
+}
+
+impl std::ops::Deref for RequestMeta<'_> {
+    type Target = RawValue;
+    fn deref(&self) -> &RawValue {
+        &self.0
     }
 }
 

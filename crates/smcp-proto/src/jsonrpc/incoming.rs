@@ -32,6 +32,7 @@ use super::id::RequestId;
 use super::screen::screen;
 use crate::error::ErrorObject;
 use crate::messages::method;
+use crate::meta::RequestMeta;
 use crate::patterns::subscriptions::SubscriptionsListenRequestParams;
 use crate::server::prompts::GetPromptRequestParams;
 use crate::server::resources::ReadResourceRequestParams;
@@ -305,7 +306,7 @@ pub struct IncomingRequest<'a> {
     /// The method: static for the requests [`method::CLIENT_REQUESTS`] lists.
     pub method: Cow<'static, str>,
     /// `params._meta`, unparsed: borrowed from the body on the one-pass route.
-    pub meta: Option<Cow<'a, RawValue>>,
+    pub meta: Option<RequestMeta<'a>>,
     /// The typed params, or why they do not fit the method (reported after the envelope
     /// and header checks, which do not need them).
     pub params: Result<ClientRequest, InvalidParams>,
@@ -329,7 +330,7 @@ impl IncomingRequest<'_> {
         IncomingRequest {
             id: self.id,
             method: self.method,
-            meta: self.meta.map(|m| Cow::Owned(m.into_owned())),
+            meta: self.meta.map(RequestMeta::into_owned),
             params: self.params,
             mrtr_members: self.mrtr_members,
         }
@@ -347,7 +348,7 @@ impl IncomingRequest<'static> {
         let meta = params
             .remove("_meta")
             .and_then(|m| serde_json::value::to_raw_value(&m).ok())
-            .map(Cow::Owned);
+            .map(RequestMeta::written);
         let mrtr_members =
             params.contains_key("inputResponses") || params.contains_key("requestState");
         let params = ClientRequest::from_params(&method, params);
@@ -418,7 +419,7 @@ pub(crate) fn fast(bytes: &[u8]) -> Option<IncomingRequest<'_>> {
     Some(IncomingRequest {
         id,
         method,
-        meta: split.meta.map(Cow::Borrowed),
+        meta: split.meta.map(RequestMeta::screened),
         params: Ok(request),
         mrtr_members: split.mrtr,
     })
@@ -651,7 +652,9 @@ mod tests {
         let r = fast(body).unwrap();
         assert_eq!(r.id, RequestId::from(7));
         assert!(matches!(r.method, Cow::Borrowed("tools/call")));
-        assert!(matches!(&r.meta, Some(Cow::Borrowed(m)) if m.get() == r#"{"a":1}"#));
+        let meta = r.meta.as_ref().unwrap();
+        assert!(meta.is_borrowed());
+        assert_eq!(meta.get(), r#"{"a":1}"#);
         let Ok(ClientRequest::CallTool(p)) = &r.params else {
             panic!("{:?}", r.params)
         };
@@ -707,6 +710,51 @@ mod tests {
                 one.meta.map(|m| m.get().to_owned()),
                 two.meta.map(|m| m.get().to_owned())
             );
+        }
+    }
+
+    #[test]
+    fn request_meta_is_vouched_for_on_both_routes() {
+        use crate::meta::{MetaError, MetaView};
+        // What the full parser refuses inside `_meta` never becomes a request: the one-pass
+        // route's screen declines it and the precise route refuses the body.
+        for bad in [r#"{"x":"\udc00"}"#, r#"{"x":1e400}"#] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{bad}}}}}"#
+            );
+            assert!(fast(body.as_bytes()).is_none(), "{bad}");
+            assert!(Incoming::parse(body.as_bytes()).is_err(), "{bad}");
+        }
+        // A four-digit exponent: declined by the screen, read by the precise route, whose
+        // `_meta` is written from the parsed value.
+        let precise = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"x":1e-0400,"progressToken":"t"}}}"#;
+        assert!(fast(precise).is_none());
+        let Ok(Incoming::Request(r)) = Incoming::parse(precise) else {
+            panic!()
+        };
+        let meta = r.meta.unwrap();
+        assert!(!meta.is_borrowed());
+        assert_eq!(meta.view().unwrap().progress_token.unwrap().get(), r#""t""#);
+        // The view is the one `MetaView::parse` gives, without the second scan; a reserved
+        // name and a `_meta` that is not an object are still refused.
+        for (text, expected) in [
+            (r#"{"progressToken":7,"a":{"b":[1]}}"#, Ok(Some("7"))),
+            (
+                r#"{"a":{"$serde_json::private::Number":"1"}}"#,
+                Err(MetaError::ReservedName("$serde_json::private::Number")),
+            ),
+            ("[1]", Err(MetaError::NotAnObject)),
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{text}}}}}"#
+            );
+            let r = fast(body.as_bytes()).unwrap();
+            let meta = r.meta.unwrap();
+            assert!(meta.is_borrowed());
+            let view = meta.view().map(|v| v.progress_token.map(RawValue::get));
+            assert_eq!(view, expected, "{text}");
+            let again = MetaView::parse(&meta).map(|v| v.progress_token.map(RawValue::get));
+            assert_eq!(view, again, "{text}");
         }
     }
 

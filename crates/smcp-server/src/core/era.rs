@@ -79,9 +79,10 @@ pub(crate) fn is_earlier(declared: Declared, request: &IncomingRequest<'_>) -> b
         return asks_for_session(declared, request);
     }
     declared == Declared::Earlier
-        && !request.meta.as_deref().is_some_and(|m| {
-            smcp_proto::meta::MetaView::parse(m).is_ok_and(|v| v.protocol_version.is_some())
-        })
+        && !request
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.view().is_ok_and(|v| v.protocol_version.is_some()))
 }
 
 /// The answer to an `initialize` that asks for a session where none is served: −32022 naming

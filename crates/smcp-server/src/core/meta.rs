@@ -9,14 +9,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::error::ErrorObject;
-use smcp_proto::meta::{self, MetaView, raw_str};
+use smcp_proto::meta::{self, MetaView, RequestMeta, raw_str};
 
 fn invalid(message: String) -> ErrorObject {
     ErrorObject::invalid_params(message)
 }
 
 /// `params._meta`, which every request must carry, as a view of the members read here.
-pub(crate) fn require(raw: Option<&RawValue>) -> Result<MetaView<'_>, ErrorObject> {
+pub(crate) fn require<'a>(raw: Option<&'a RequestMeta<'_>>) -> Result<MetaView<'a>, ErrorObject> {
     let raw = raw.ok_or_else(|| {
         invalid(format!(
             "\"params._meta\" is required and must carry {:?} and {:?}",
@@ -24,7 +24,7 @@ pub(crate) fn require(raw: Option<&RawValue>) -> Result<MetaView<'_>, ErrorObjec
             meta::CLIENT_CAPABILITIES
         ))
     })?;
-    MetaView::parse(raw).map_err(|e| invalid(e.to_string()))
+    raw.view().map_err(|e| invalid(e.to_string()))
 }
 
 /// `io.modelcontextprotocol/protocolVersion`: required, a string.
@@ -147,7 +147,7 @@ pub(crate) fn admit(
     if era::asks_for_session(Declared::on_stream(request), request) {
         return Err(era::unsupported(request));
     }
-    let view = require(request.meta.as_deref())?;
+    let view = require(request.meta.as_ref())?;
     let version = protocol_version(&view)?;
     if !SUPPORTED_VERSIONS.contains(&&*version) {
         return Err(ErrorObject::unsupported_protocol_version(

@@ -71,7 +71,7 @@ pub(crate) fn check(
     };
 
     // 2. _meta and its protocol version.
-    let view = meta::require(request.meta.as_deref()).map_err(invalid)?;
+    let view = meta::require(request.meta.as_ref()).map_err(invalid)?;
     let body_version = meta::protocol_version(&view).map_err(invalid)?;
     if *body_version != *header_version {
         return Err(mismatch(format!(

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use smcp_proto::error::ErrorObject;
 use smcp_proto::jsonrpc::{ClientRequest, Incoming, IncomingRequest, InvalidParams, RequestId};
-use smcp_proto::meta::{self, MetaView};
+use smcp_proto::meta;
 use smcp_proto::patterns::mrtr::InputResponses;
 
 use super::SessionRecord;
@@ -89,10 +89,10 @@ impl SessionRequest {
         request: IncomingRequest<'_>,
         body: &Bytes,
     ) -> Result<Self, Box<(RequestId, ErrorObject)>> {
-        let (own_meta, carries_2026, progress_token) = match request.meta.as_deref() {
+        let (own_meta, carries_2026, progress_token) = match request.meta.as_ref() {
             None => (None, false, Ok(None)),
             Some(raw) => {
-                let Ok(view) = MetaView::parse(raw) else {
+                let Ok(view) = raw.view() else {
                     return Err(Box::new((
                         request.id,
                         ErrorObject::invalid_params("\"params._meta\" must be an object"),
