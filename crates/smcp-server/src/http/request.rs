@@ -22,6 +22,10 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
+/// The `Accept` value the transport page tells every client to send, which nearly all send
+/// verbatim: matched as bytes before the general parse.
+const USUAL_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 /// What `Accept` allows (no header: anything), for the 2026-07-28 endpoint and the legacy
 /// sessions alike.
 pub(crate) fn accepts(headers: &http::HeaderMap) -> Accepts {
@@ -31,6 +35,12 @@ pub(crate) fn accepts(headers: &http::HeaderMap) -> Accepts {
         sse: false,
     };
     for value in headers.get_all(ACCEPT) {
+        if value.as_bytes() == USUAL_ACCEPT {
+            seen = true;
+            a.json = true;
+            a.sse = true;
+            continue;
+        }
         let Ok(value) = value.to_str() else { continue };
         for item in value.split(',') {
             seen = true;
@@ -230,4 +240,43 @@ where
         }
     }
     Ok(joined.map_or_else(|| first.unwrap_or_default(), Bytes::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(values: &[&str]) -> (bool, bool) {
+        let mut headers = http::HeaderMap::new();
+        for v in values {
+            headers.append(ACCEPT, http::HeaderValue::from_str(v).unwrap());
+        }
+        let a = accepts(&headers);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn the_usual_value_and_its_variants_read_alike() {
+        for usual in [
+            "application/json, text/event-stream",
+            "text/event-stream, application/json",
+            "application/json,text/event-stream",
+            "Application/JSON; q=0.9, TEXT/event-stream",
+            "*/*",
+        ] {
+            assert_eq!(of(&[usual]), (true, true), "{usual}");
+        }
+        assert_eq!(of(&["application/json", "text/event-stream"]), (true, true));
+        assert_eq!(of(&[]), (true, true), "no Accept: anything");
+    }
+
+    #[test]
+    fn what_is_missing_is_not_accepted() {
+        assert_eq!(of(&["application/json"]), (true, false));
+        assert_eq!(of(&["text/event-stream"]), (false, true));
+        assert_eq!(of(&["text/html"]), (false, false));
+        // The usual value's bytes with a twist are parsed, not matched.
+        assert_eq!(of(&["application/json, text/event-streams"]), (true, false));
+        assert_eq!(of(&["application/jsonx, text/event-stream"]), (false, true));
+    }
 }
