@@ -9,13 +9,15 @@ use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use bytes::Bytes;
-use serde::Serialize;
 use serde_json::{Map, Value};
 use smcp_proto::basic::LoggingLevel;
 use smcp_proto::jsonrpc::RequestId;
 use smcp_proto::meta;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+pub use super::notification::Framing;
+use super::notification::{LogParams, Params, ProgressParams, WireNumber, notification_frame};
 
 /// The authenticated caller, as established by an authentication layer in front of the
 /// server (over HTTP: insert it as a request extension). `requestState` and SEP-2631 files are
@@ -72,28 +74,6 @@ pub enum NotifyError {
         /// The rejected value.
         next: f64,
     },
-}
-
-/// How a transport frames one message on its stream: the bytes before and after the JSON
-/// (SSE: `data: ` and a blank line; newline-delimited JSON: nothing and a newline). The core
-/// writes a notification straight into its frame, in one buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Framing {
-    /// Written before the JSON.
-    pub prefix: &'static [u8],
-    /// Written after the JSON.
-    pub suffix: &'static [u8],
-}
-
-impl Framing {
-    /// `prefix`, `json`, `suffix` in one buffer.
-    pub fn frame(&self, json: &[u8]) -> Bytes {
-        let mut out = Vec::with_capacity(self.prefix.len() + json.len() + self.suffix.len());
-        out.extend_from_slice(self.prefix);
-        out.extend_from_slice(json);
-        out.extend_from_slice(self.suffix);
-        Bytes::from(out)
-    }
 }
 
 /// Where the notifications of one request go: framed messages on a bounded channel.
@@ -534,7 +514,7 @@ impl RequestContext {
             total: total.map(WireNumber),
             message,
         };
-        self.emit("notifications/progress", &params).await
+        self.emit(&params).await
     }
 
     /// Sends `notifications/message` when the request asked for logs at or below `level`
@@ -578,20 +558,16 @@ impl RequestContext {
             logger,
             data: &data,
         };
-        self.emit("notifications/message", &params).await
+        self.emit(&params).await
     }
 
     /// Sends a notification as one framed message, serialized straight into its frame.
-    async fn emit<P: Serialize + Sync>(
-        &self,
-        method: &'static str,
-        params: &P,
-    ) -> Result<(), NotifyError> {
+    async fn emit<P: Params + Sync>(&self, params: &P) -> Result<(), NotifyError> {
         let Some(events) = &self.inner.events else {
             return Ok(());
         };
-        let frame = notification_frame(events.framing, method, params)
-            .map_err(|_| NotifyError::Cancelled)?;
+        let frame =
+            notification_frame(events.framing, params).map_err(|_| NotifyError::Cancelled)?;
         // Callers checked for cancellation; a buffer with room takes the event at once.
         let frame = match events.tx.try_send(Bytes::from(frame)) {
             Ok(()) => return Ok(()),
@@ -606,141 +582,15 @@ impl RequestContext {
     }
 }
 
-/// `notifications/progress` params, in the order the schema lists them.
-#[derive(Serialize)]
-struct ProgressParams<'a> {
-    #[serde(rename = "progressToken")]
-    progress_token: &'a Value,
-    progress: WireNumber,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    total: Option<WireNumber>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-}
-
-/// `notifications/message` params, in the order the schema lists them.
-#[derive(Serialize)]
-struct LogParams<'a> {
-    level: LoggingLevel,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    logger: Option<&'a str>,
-    data: &'a Value,
-}
-
-/// A JSON-RPC notification, borrowed.
-#[derive(Serialize)]
-struct NotificationRef<'a, P> {
-    jsonrpc: &'static str,
-    method: &'static str,
-    params: &'a P,
-}
-
-/// A notification in its frame. Compact JSON has no line breaks (they are escaped inside
-/// strings), so an SSE event is one `data:` line and a JSON line is one line.
-fn notification_frame<P: Serialize>(
-    framing: Framing,
-    method: &'static str,
-    params: &P,
-) -> serde_json::Result<Vec<u8>> {
-    let mut frame = Vec::with_capacity(160);
-    frame.extend_from_slice(framing.prefix);
-    serde_json::to_writer(
-        &mut frame,
-        &NotificationRef {
-            jsonrpc: smcp_proto::JSONRPC_VERSION,
-            method,
-            params,
-        },
-    )?;
-    frame.extend_from_slice(framing.suffix);
-    Ok(frame)
-}
-
-/// A progress value on the wire: integers stay integers (`50`, not `50.0`); a value that is
-/// not finite is `null`, as for a `serde_json::Number`.
-struct WireNumber(f64);
-
-impl Serialize for WireNumber {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let v = self.0;
-        if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-            #[allow(clippy::cast_possible_truncation)]
-            serializer.serialize_i64(v as i64)
-        } else if v.is_finite() {
-            serializer.serialize_f64(v)
-        } else {
-            serializer.serialize_unit()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-    use smcp_proto::jsonrpc::Notification;
 
     const SSE: Framing = Framing {
         prefix: b"data: ",
         suffix: b"\n\n",
     };
-
-    /// The reference: the notification as a `Value`, then framed by the SSE encoder.
-    fn via_value(method: &str, params: Value) -> Vec<u8> {
-        let json = serde_json::to_vec(&Notification {
-            method: method.to_owned(),
-            params: Some(params),
-        })
-        .unwrap();
-        let mut frame = Vec::new();
-        smcp_proto::sse::encode_event(&json, &mut frame);
-        frame
-    }
-
-    #[test]
-    fn progress_frames_match_the_value_route() {
-        let cases = [
-            (json!("tok"), 1.0, None, None),
-            (json!(7), 2.5, Some(10.0), Some("half\nway \u{e9}\"q\"")),
-            (json!(-3), 1e300, Some(f64::INFINITY), None),
-            (json!("t"), f64::NAN, None, Some("")),
-            (json!("t"), 9_007_199_254_740_993.0, Some(0.0), None),
-        ];
-        for (token, progress, total, message) in cases {
-            let mut params = Map::new();
-            params.insert("progressToken".into(), token.clone());
-            let number = |v: f64| {
-                if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-                    #[allow(clippy::cast_possible_truncation)]
-                    Value::from(v as i64)
-                } else {
-                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
-                }
-            };
-            params.insert("progress".into(), number(progress));
-            if let Some(total) = total {
-                params.insert("total".into(), number(total));
-            }
-            if let Some(message) = message {
-                params.insert("message".into(), Value::String(message.to_owned()));
-            }
-            let typed = ProgressParams {
-                progress_token: &token,
-                progress: WireNumber(progress),
-                total: total.map(WireNumber),
-                message,
-            };
-            assert_eq!(
-                String::from_utf8(
-                    notification_frame(SSE, "notifications/progress", &typed).unwrap()
-                )
-                .unwrap(),
-                String::from_utf8(via_value("notifications/progress", Value::Object(params)))
-                    .unwrap(),
-                "{token} {progress} {total:?} {message:?}"
-            );
-        }
-    }
 
     fn raw_context(raw: &'static [u8]) -> RequestContext {
         RequestContext::new(ContextParts {
@@ -815,27 +665,5 @@ mod tests {
             detached.progress(2.0, None, None).await,
             Err(NotifyError::Cancelled)
         );
-    }
-
-    #[test]
-    fn log_frames_match_the_value_route() {
-        for logger in [None, Some("db\nlayer")] {
-            let data = json!({"b": [1, "two\r\n"], "a": null});
-            let mut params = Map::new();
-            params.insert("level".into(), json!("warning"));
-            if let Some(logger) = logger {
-                params.insert("logger".into(), json!(logger));
-            }
-            params.insert("data".into(), data.clone());
-            let typed = LogParams {
-                level: LoggingLevel::Warning,
-                logger,
-                data: &data,
-            };
-            assert_eq!(
-                notification_frame(SSE, "notifications/message", &typed).unwrap(),
-                via_value("notifications/message", Value::Object(params))
-            );
-        }
     }
 }

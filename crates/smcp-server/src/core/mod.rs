@@ -45,6 +45,7 @@ pub(crate) mod listen;
 pub(crate) mod meta;
 pub mod metrics;
 pub mod mrtr;
+pub(crate) mod notification;
 #[cfg(feature = "legacy")]
 mod omit;
 pub(crate) mod pagination;
