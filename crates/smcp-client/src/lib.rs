@@ -91,6 +91,7 @@ pub use smcp_proto::patterns::subscriptions::SubscriptionFilter;
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, DEFAULT_SHUTDOWN_TIMEOUT, ServerStderr, StdioCommand};
 pub use tasks::{TaskHandle, TaskPolling};
 pub use tokio_util::sync::CancellationToken;
+pub use transport::http_client::HttpVersion;
 
 /// What most clients import: `use smcp_client::prelude::*;`.
 pub mod prelude {

@@ -122,6 +122,7 @@ fn build_client(globals: &Globals, era_hint: Option<smcp_client::Era>) -> anyhow
     let mut builder = builder
         .timeout(timeout)
         .connect_timeout(Duration::from_secs(globals.connect_timeout))
+        .http_version(globals.http_version)
         .retry(smcp_client::RetryPolicy::retries(globals.retries))
         .tasks(!globals.no_tasks)
         .client_info(smcp_client::proto::basic::Implementation::new(

@@ -62,6 +62,16 @@ pub(crate) struct Globals {
     /// Write images, audio and blobs to this directory instead of summarising them.
     #[arg(long, value_name = "DIR", global = true)]
     pub(crate) save: Option<PathBuf>,
+    /// HTTP version for the server and its file descriptors: `auto` (HTTP/2 over https when
+    /// the server offers it, else HTTP/1.1), `1.1`, or `2` (h2c with prior knowledge on http).
+    #[arg(
+        long,
+        value_name = "auto|1.1|2",
+        default_value = "auto",
+        env = "SMCP_HTTP_VERSION",
+        global = true
+    )]
+    pub(crate) http_version: smcp_client::HttpVersion,
     /// Trust this CA certificate (PEM) for the server and its file descriptors.
     #[arg(long, value_name = "PEM", env = "SMCP_CA_CERT", global = true)]
     pub(crate) ca_cert: Option<PathBuf>,

@@ -17,6 +17,7 @@ use crate::mrtr::{HandlerBox, InputHandler};
 use crate::stdio::{StdioCommand, StdioTransport};
 use crate::task_polling::TaskPolling;
 use crate::transport::http::HttpTransport;
+use crate::transport::http_client::{HttpSettings, HttpVersion};
 
 /// Default cap on MRTR rounds of one logical call (A6 item 63).
 pub const DEFAULT_MAX_INPUT_ROUNDS: u32 = 8;
@@ -49,13 +50,12 @@ pub struct ClientBuilder {
     headers: HeaderMap,
     header_error: Option<String>,
     timeout: Option<Duration>,
-    connect_timeout: Option<Duration>,
+    http: HttpSettings,
     client_info: Option<Implementation>,
     handler: Option<HandlerBox>,
     max_rounds: u32,
     retry: crate::RetryPolicy,
     cache: Option<Cache>,
-    roots: Vec<reqwest::Certificate>,
     files: Option<crate::files::FileTransfer>,
     tasks: bool,
     task_polling: TaskPolling,
@@ -75,7 +75,10 @@ impl ClientBuilder {
             headers: HeaderMap::new(),
             header_error: None,
             timeout: Some(DEFAULT_TIMEOUT),
-            connect_timeout: Some(Duration::from_secs(10)),
+            http: HttpSettings {
+                connect_timeout: Some(Duration::from_secs(10)),
+                ..HttpSettings::default()
+            },
             client_info: Some(Implementation::new(
                 "smcp-client",
                 env!("CARGO_PKG_VERSION"),
@@ -84,7 +87,6 @@ impl ClientBuilder {
             max_rounds: DEFAULT_MAX_INPUT_ROUNDS,
             retry: crate::RetryPolicy::none(),
             cache: None,
-            roots: Vec::new(),
             files: None,
             tasks: true,
             task_polling: TaskPolling::default(),
@@ -303,7 +305,7 @@ impl ClientBuilder {
     /// ```
     pub fn ca_cert_pem(mut self, pem: &[u8]) -> Self {
         match reqwest::Certificate::from_pem_bundle(pem) {
-            Ok(certs) if !certs.is_empty() => self.roots.extend(certs),
+            Ok(certs) if !certs.is_empty() => self.http.roots.extend(certs),
             Ok(_) => self.header_error = Some("CA file holds no certificate".to_owned()),
             Err(e) => self.header_error = Some(format!("invalid CA certificate: {e}")),
         }
@@ -344,7 +346,25 @@ impl ClientBuilder {
     /// Timeout for establishing a connection (the MCP endpoint, and SEP-2631 descriptor URLs).
     /// Default 10 s.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = Some(timeout);
+        self.http.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The HTTP version spoken to the server and to SEP-2631 descriptor URLs. Default
+    /// [`HttpVersion::Auto`]: HTTP/2 over `https://` when the server offers it, else HTTP/1.1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use smcp_client::{Client, HttpVersion};
+    ///
+    /// let client = Client::builder("https://mcp.example.com/mcp")
+    ///     .http_version(HttpVersion::Http1)
+    ///     .build()?;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn http_version(mut self, version: HttpVersion) -> Self {
+        self.http.version = version;
         self
     }
 
@@ -486,7 +506,7 @@ impl ClientBuilder {
                 config.clone(),
                 &url,
                 &self.url,
-                &self.roots,
+                &self.http.roots,
             )
             .map_err(|e| Error::config(e.to_string()))?;
             return Ok(crate::transport::gate::Gate::oauth(session));
@@ -552,7 +572,7 @@ impl ClientBuilder {
                 let policy =
                     crate::files::AddressPolicy::for_server(server, files.allow_insecure_loopback);
                 Some((
-                    crate::files::data_plane_client(&self.roots, self.connect_timeout, &policy)?,
+                    crate::files::data_plane_client(&self.http, &policy)?,
                     policy,
                 ))
             }
@@ -585,13 +605,7 @@ impl ClientBuilder {
         let gate = self.gate()?;
         let transport = match &self.stdio {
             None => Transport::Http(crate::legacy::era::Endpoint::new(
-                HttpTransport::new(
-                    &self.url,
-                    self.headers,
-                    self.connect_timeout,
-                    &self.roots,
-                    gate,
-                )?,
+                HttpTransport::new(&self.url, self.headers, &self.http, gate)?,
                 self.pin.clone(),
                 legacy,
             )),

@@ -2,8 +2,6 @@
 //! client for descriptor URLs. A leaf: the request path reads these settings, and the transfer
 //! methods that extend `Client` live beside it in `files/`.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::policy::AddressPolicy;
@@ -60,21 +58,13 @@ impl FileTransfer {
 /// The HTTP client for descriptor URLs: no redirects, no proxy (the address connected to is
 /// the one `policy` checked), and a resolver that refuses non-public addresses.
 pub(crate) fn data_plane_client(
-    roots: &[reqwest::Certificate],
-    connect_timeout: Option<Duration>,
+    settings: &crate::transport::http_client::HttpSettings,
     policy: &AddressPolicy,
 ) -> Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
+    settings
+        .builder()
         .no_proxy()
-        .dns_resolver(std::sync::Arc::new(policy.clone()));
-    for root in roots {
-        builder = builder.add_root_certificate(root.clone());
-    }
-    if let Some(t) = connect_timeout {
-        builder = builder.connect_timeout(t);
-    }
-    builder
+        .dns_resolver(std::sync::Arc::new(policy.clone()))
         .build()
         .map_err(|e| Error::config(format!("cannot build the file transfer client: {e}")))
 }

@@ -39,8 +39,7 @@ impl HttpTransport {
     pub(crate) fn new(
         url: &str,
         extra_headers: HeaderMap,
-        connect_timeout: Option<Duration>,
-        roots: &[reqwest::Certificate],
+        settings: &super::http_client::HttpSettings,
         gate: super::gate::Gate,
     ) -> Result<Self> {
         let url = reqwest::Url::parse(url)
@@ -51,14 +50,8 @@ impl HttpTransport {
                 url.scheme()
             )));
         }
-        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
-        for root in roots {
-            builder = builder.add_root_certificate(root.clone());
-        }
-        if let Some(t) = connect_timeout {
-            builder = builder.connect_timeout(t);
-        }
-        let http = builder
+        let http = settings
+            .builder()
             .build()
             .map_err(|e| Error::config(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {

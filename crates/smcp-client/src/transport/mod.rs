@@ -10,6 +10,7 @@
 
 pub(crate) mod gate;
 pub(crate) mod http;
+pub(crate) mod http_client;
 
 use futures_util::future::BoxFuture;
 use smcp_proto::jsonrpc::Message;

@@ -19,6 +19,8 @@ struct Fixture {
     ca: Vec<u8>,
     dir: PathBuf,
     auth_seen_on_files: Arc<Mutex<Vec<bool>>>,
+    /// The HTTP version of every request: (to a descriptor URL, version).
+    versions: Arc<Mutex<Vec<(bool, http::Version)>>>,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -48,12 +50,16 @@ async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Resul
     let server = smcp_conformance::server::server_with_files(Some(files))?;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
+    let versions = Arc::new(Mutex::new(Vec::new()));
+    let versions2 = versions.clone();
     let app = server
         .router("/mcp")
         .merge(data_plane)
         .layer(tower::util::MapRequestLayer::new(
             move |req: http::Request<axum::body::Body>| {
-                if req.uri().path().starts_with("/files/") {
+                let to_files = req.uri().path().starts_with("/files/");
+                versions2.lock().unwrap().push((to_files, req.version()));
+                if to_files {
                     seen2
                         .lock()
                         .unwrap()
@@ -73,6 +79,8 @@ async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Resul
         app,
         ServeOptions {
             tls: tls_config,
+            // Plain http also takes HTTP/2 with prior knowledge (h2c), for the version test.
+            h2c: !tls_on,
             ..ServeOptions::default()
         },
         async move {
@@ -84,6 +92,7 @@ async fn start_with(tag: &str, tls_on: bool, upload_style: UploadStyle) -> Resul
         ca: std::fs::read(&certs.ca_cert)?,
         dir,
         auth_seen_on_files: seen,
+        versions,
         _stop: stop,
     })
 }
@@ -447,6 +456,76 @@ async fn upload_from_bytes_and_readers_download_into_writers() -> Result<()> {
         matches!(
             err.transfer_error(),
             Some(TransferError::DigestMismatch { .. })
+        ),
+        "{err:?}"
+    );
+    Ok(())
+}
+
+/// The HTTP version asked for is the one spoken, to the endpoint and to descriptor URLs alike:
+/// over TLS, ALPN picks HTTP/2 unless the client asks for HTTP/1.1; over plain http, HTTP/1.1
+/// unless the client asks for HTTP/2 (prior knowledge, which the server detects).
+#[tokio::test]
+async fn the_http_version_asked_for_is_spoken_to_endpoint_and_descriptors() -> Result<()> {
+    use http::Version;
+    use smcp_client::HttpVersion;
+    let payload: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    for (tls_on, asked, spoken) in [
+        (true, HttpVersion::Auto, Version::HTTP_2),
+        (true, HttpVersion::Http1, Version::HTTP_11),
+        (true, HttpVersion::Http2, Version::HTTP_2),
+        (false, HttpVersion::Auto, Version::HTTP_11),
+        (false, HttpVersion::Http2, Version::HTTP_2),
+    ] {
+        let f = start(&format!("version-{tls_on}-{asked:?}"), tls_on).await?;
+        let c = Client::builder(&f.url)
+            .ca_cert_pem(&f.ca)
+            .http_version(asked)
+            .files(FileTransfer {
+                inline_threshold: 16,
+                allow_insecure_loopback: !tls_on,
+                ..FileTransfer::default()
+            })
+            .build()?;
+        let v = c
+            .upload_bytes(
+                bytes::Bytes::from(payload.clone()),
+                smcp_client::files::UploadMeta::new(0).name("v.bin"),
+                None,
+            )
+            .await?;
+        let mut back = Vec::new();
+        c.download_into(&v.uri, &mut back, None).await?;
+        assert_eq!(back, payload);
+        let seen = f.versions.lock().unwrap().clone();
+        assert!(seen.iter().any(|(files, _)| *files), "{seen:?}");
+        assert!(seen.iter().any(|(files, _)| !*files), "{seen:?}");
+        assert!(
+            seen.iter().all(|(_, v)| *v == spoken),
+            "tls {tls_on}, {asked:?}: {seen:?}"
+        );
+    }
+    // A server without HTTP/2 fails an HTTP/2-only client at connect, with a transport error.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            use tokio::io::AsyncWriteExt;
+            let _ = s
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let err = Client::builder(format!("http://{addr}/mcp"))
+        .http_version(HttpVersion::Http2)
+        .build()?
+        .list_tools()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            smcp_client::ErrorKind::NotHttp | smcp_client::ErrorKind::Transport
         ),
         "{err:?}"
     );
