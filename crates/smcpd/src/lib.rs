@@ -4,7 +4,7 @@
 //!
 //! # Features
 //!
-//! Every feature is on by default; each one off removes its flags and its code.
+//! Every feature but `mimalloc` is on by default; each one off removes its flags and its code.
 //!
 //! | feature | default | what |
 //! |---|---|---|
@@ -16,6 +16,7 @@
 //! | `redis` | yes | several instances sharing state in Redis: `--redis URL` (change bus, replay guard, legacy session store and relay, shared catalog) |
 //! | `metrics` | yes | Prometheus metrics on a listener of their own: `--metrics-listen ADDR` |
 //! | `otel` | yes | OpenTelemetry traces over OTLP/HTTP: `--otlp-endpoint URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` |
+//! | `mimalloc` | no | mimalloc as the global allocator instead of the C library's `malloc` (see `docs/performance.md`) |
 
 #[cfg(feature = "redis")]
 pub mod cluster;

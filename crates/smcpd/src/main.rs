@@ -15,6 +15,11 @@ use clap::Parser;
 
 use crate::app::cli::Cli;
 
+/// With feature `mimalloc`, every allocation of the server goes through mimalloc.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // One core: a current-thread runtime avoids the work-stealing scheduler's overhead.
