@@ -1,13 +1,25 @@
 //! The one-pass body parser against the precise one (issue #16 item 10): whenever the one pass
 //! accepts a body, the precise parser accepts it too and reads the same request (id, method,
 //! typed params, `_meta`, the MRTR members), and the `_meta` it keeps raw is one the full
-//! parser reads.
+//! parser reads, on either route: so its view, which skips the scan for what the full parser
+//! refuses, is the one `MetaView::parse` gives.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use smcp_proto::jsonrpc::{Incoming, IncomingRequest, Message, ParseError};
+use smcp_proto::meta::MetaView;
+
+/// The vouched view of a request's `_meta` is the one the scanning parse gives.
+fn same_view(request: &IncomingRequest<'_>) {
+    if let Some(raw) = &request.meta {
+        assert_eq!(
+            format!("{:?}", raw.view()),
+            format!("{:?}", MetaView::parse(raw))
+        );
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let precise = Message::from_slice(data);
@@ -30,10 +42,16 @@ fuzz_target!(|data: &[u8]| {
             })
         };
         assert_eq!(meta(&one), meta(&two));
+        same_view(&one);
+        same_view(&two);
         return;
     }
     // Declined: `Incoming::parse` gives the precise parser's verdict.
-    match (Incoming::parse(data), precise) {
+    let parsed = Incoming::parse(data);
+    if let Ok(Incoming::Request(request)) = &parsed {
+        same_view(request);
+    }
+    match (parsed, precise) {
         (Ok(Incoming::Request(_)), Ok(Message::Request(_)))
         | (Ok(Incoming::Notification(_)), Ok(Message::Notification(_)))
         | (Ok(Incoming::Response(_)), Ok(Message::Result(_) | Message::Error(_))) => {}
