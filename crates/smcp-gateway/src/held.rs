@@ -1,0 +1,326 @@
+//! Calls held for the client's answer: the bridge between an upstream that asks in the middle
+//! of a call (a 2025-era `elicitation/create`, `sampling/createMessage` or `roots/list`, or a
+//! 2026-07-28 `InputRequiredResult` the upstream client turns into the same question) and a
+//! 2026-07-28 client that can only be asked with an `InputRequiredResult` and a retry.
+//!
+//! The upstream call runs in a task of its own. What it produces (progress, log lines, a
+//! question, the end) goes through one channel to whichever client request is driving the call
+//! now: the first `tools/call`, then each retry. A question ends the driving request with an
+//! `InputRequiredResult` whose sealed `requestState` names this gateway instance and the call;
+//! the call is then held here, with the question's answer slot, until the retry takes it or
+//! the hold expires (the upstream request is then cancelled).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use smcp_proto::error::ErrorObject;
+use smcp_proto::patterns::mrtr::InputRequest;
+use smcp_proto::patterns::progress::ProgressNotificationParams;
+use smcp_proto::server::tools::CallToolResult;
+use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
+use smcp_server::mrtr::InputRequired;
+use smcp_server::{HandlerError, RequestContext};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::call_error;
+
+/// The key of the one question of a round in `inputRequests` and `inputResponses`.
+pub(crate) const QUESTION_KEY: &str = "upstream";
+
+/// Room for progress and log lines produced while no client request drives the call; past
+/// it they are dropped (never the question or the end).
+const EVENT_ROOM: usize = 64;
+
+/// What the upstream call produces.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A progress notification from the upstream.
+    Progress(ProgressNotificationParams),
+    /// A log line from the upstream.
+    Log(LoggingMessageNotificationParams),
+    /// A question for the client; the answer goes back through the sender.
+    Ask(InputRequest, oneshot::Sender<Answer>),
+    /// The end of the upstream call.
+    Done(Result<CallToolResult, smcp_client::Error>),
+}
+
+/// The client's answer to a question, or why there is none.
+pub(crate) type Answer = Result<Value, String>;
+
+/// The sending half an upstream call's task carries (see [`crate::bridge`]).
+pub(crate) type Link = mpsc::Sender<Event>;
+
+/// What the sealed `requestState` of a held call says.
+#[derive(Debug, Serialize, Deserialize)]
+struct HeldState {
+    /// The gateway instance holding the call.
+    gateway: String,
+    /// The call.
+    call: String,
+}
+
+/// One upstream call, from its start to its end.
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// The upstream's name, for errors.
+    upstream: String,
+    events: tokio::sync::Mutex<mpsc::Receiver<Event>>,
+    /// Cancels the upstream request.
+    cancel: CancellationToken,
+}
+
+/// A call waiting for the client's answer.
+#[derive(Debug)]
+struct Held {
+    call: Arc<Call>,
+    question: InputRequest,
+    answer: oneshot::Sender<Answer>,
+    expires: Instant,
+}
+
+/// The calls this instance holds.
+#[derive(Debug)]
+pub(crate) struct HeldCalls {
+    instance: String,
+    ttl: Duration,
+    max: usize,
+    held: Mutex<HashMap<String, Held>>,
+}
+
+impl HeldCalls {
+    pub(crate) fn new(ttl: Duration, max: usize) -> Self {
+        Self {
+            instance: random_id(),
+            ttl,
+            max,
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A new call's channel: the link its task sends on, and the call a client request drives.
+    pub(crate) fn open(upstream: &str, cancel: CancellationToken) -> (Link, Arc<Call>) {
+        let (tx, rx) = mpsc::channel(EVENT_ROOM);
+        let call = Call {
+            upstream: upstream.to_owned(),
+            events: tokio::sync::Mutex::new(rx),
+            cancel,
+        };
+        (tx, Arc::new(call))
+    }
+
+    /// The number of calls held now (expired ones swept first).
+    pub(crate) fn len(&self) -> usize {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        sweep(&mut held);
+        held.len()
+    }
+
+    /// Drives `call` for one client request: passes its progress and log lines on, until it
+    /// ends (its result) or asks (an `InputRequiredResult`, and the call is held). When the
+    /// client goes away first, the upstream request is cancelled.
+    pub(crate) async fn drive(
+        &self,
+        call: Arc<Call>,
+        ctx: &RequestContext,
+    ) -> Result<CallToolResult, HandlerError> {
+        let Ok(mut events) = call.events.try_lock() else {
+            return Err(HandlerError::invalid_params(
+                "requestState: this call is already being resumed by another request",
+            ));
+        };
+        // A request whose client went away may be dropped rather than told: the upstream
+        // request is cancelled then too, unless this request ended by holding the call.
+        let mut guard = CancelOnDrop(Some(call.cancel.clone()));
+        loop {
+            let event = tokio::select! {
+                event = events.recv() => event,
+                () = ctx.cancelled() => {
+                    tracing::debug!(upstream = %call.upstream, "the client went away; cancelling the upstream call");
+                    call.cancel.cancel();
+                    return Err(HandlerError::failed("the request was cancelled"));
+                }
+            };
+            match event {
+                Some(Event::Progress(p)) => {
+                    let _ = ctx
+                        .progress(p.progress, p.total, p.message.as_deref())
+                        .await;
+                }
+                Some(Event::Log(line)) => {
+                    let _ = ctx.log(line.level, line.logger.as_deref(), line.data).await;
+                }
+                Some(Event::Ask(question, answer)) => {
+                    let capability = capability_of(&question);
+                    if !ctx.has_capability(capability) {
+                        // The upstream gets an error answer and decides what its call does.
+                        let _ = answer.send(Err(format!(
+                            "the client did not declare the {} capability",
+                            capability.join(".")
+                        )));
+                        continue;
+                    }
+                    drop(events);
+                    let held = self.hold(call, question, answer)?;
+                    guard.0 = None;
+                    return Err(held);
+                }
+                Some(Event::Done(result)) => {
+                    return result.map_err(|e| call_error(&call.upstream, &e));
+                }
+                None => {
+                    return Err(HandlerError::internal(format!(
+                        "upstream {:?}: the call ended without an answer",
+                        call.upstream
+                    )));
+                }
+            }
+        }
+    }
+
+    fn hold(
+        &self,
+        call: Arc<Call>,
+        question: InputRequest,
+        answer: oneshot::Sender<Answer>,
+    ) -> Result<HandlerError, HandlerError> {
+        let id = random_id();
+        let state = HeldState {
+            gateway: self.instance.clone(),
+            call: id.clone(),
+        };
+        let asked = InputRequired::new()
+            .request(QUESTION_KEY, question.clone())
+            .state(&state)?;
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        sweep(&mut held);
+        if held.len() >= self.max {
+            call.cancel.cancel();
+            return Err(HandlerError::Rpc(ErrorObject::internal(format!(
+                "upstream {:?} asked for input, but this gateway already holds {} calls for \
+                 an answer; try again later",
+                call.upstream, self.max
+            ))));
+        }
+        held.insert(
+            id,
+            Held {
+                call,
+                question,
+                answer,
+                expires: Instant::now() + self.ttl,
+            },
+        );
+        Ok(HandlerError::from(asked))
+    }
+
+    /// A retry: the held call its `requestState` names, answered with the retry's response,
+    /// driven on. A retry without the response is asked again.
+    pub(crate) async fn resume(
+        &self,
+        ctx: &RequestContext,
+        input: &smcp_server::mrtr::Input,
+    ) -> Result<CallToolResult, HandlerError> {
+        let state: HeldState = input.state()?.ok_or_else(|| {
+            HandlerError::invalid_params("requestState: missing on a retry of a gateway call")
+        })?;
+        if state.gateway != self.instance {
+            return Err(HandlerError::Rpc(ErrorObject {
+                code: smcp_proto::error::INVALID_PARAMS,
+                message: "requestState: the upstream request this retry answers is held by \
+                          another gateway instance (or one that restarted); send retries to \
+                          the instance that asked, or start the call again"
+                    .to_owned(),
+                data: Some(serde_json::json!({"reason": "held-elsewhere"})),
+            }));
+        }
+        let held = {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            sweep(&mut held);
+            held.remove(&state.call)
+        };
+        let Some(held) = held else {
+            return Err(HandlerError::Rpc(ErrorObject {
+                code: smcp_proto::error::INVALID_PARAMS,
+                message: "requestState: the held upstream request has expired, ended or was \
+                          already answered; start the call again"
+                    .to_owned(),
+                data: Some(serde_json::json!({"reason": "held-call-gone"})),
+            }));
+        };
+        let Some(response) = input.raw_response(QUESTION_KEY) else {
+            // Asked again, under the same hold.
+            let Held {
+                call,
+                question,
+                answer,
+                ..
+            } = held;
+            return Err(self.hold(call, question, answer)?);
+        };
+        if !smcp_server::mrtr::accepts(&held.question, response) {
+            // Nothing is half-answered: the upstream request is cancelled with the call.
+            held.call.cancel.cancel();
+            return Err(HandlerError::invalid_params(format!(
+                "inputResponses.{QUESTION_KEY}: not a valid answer to {} (the call was \
+                 cancelled; start it again)",
+                held.question.method()
+            )));
+        }
+        // The upstream may have given up meanwhile; then the end is on the channel.
+        let _ = held.answer.send(Ok(response.clone()));
+        self.drive(held.call, ctx).await
+    }
+}
+
+/// Cancels the upstream request when dropped while armed.
+struct CancelOnDrop(Option<CancellationToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take()
+            && !cancel.is_cancelled()
+        {
+            tracing::debug!("the client request ended first; cancelling the upstream call");
+            cancel.cancel();
+        }
+    }
+}
+
+/// The client capability a question needs, as a path into the declared capabilities.
+fn capability_of(question: &InputRequest) -> &'static [&'static str] {
+    use smcp_client::proto::client::elicitation::ElicitRequestParams;
+    match question {
+        InputRequest::Elicit(ElicitRequestParams::Url(_)) => &["elicitation", "url"],
+        InputRequest::Elicit(_) => &["elicitation"],
+        InputRequest::CreateMessage(_) => &["sampling"],
+        InputRequest::ListRoots(_) => &["roots"],
+    }
+}
+
+/// Removes expired holds, cancelling their upstream requests.
+fn sweep(held: &mut HashMap<String, Held>) {
+    let now = Instant::now();
+    held.retain(|_, h| {
+        let keep = h.expires > now;
+        if !keep {
+            h.call.cancel.cancel();
+        }
+        keep
+    });
+}
+
+fn random_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // Unique within the process is enough to name a call; the seal protects it.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        bytes[..8].copy_from_slice(&n.to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,308 @@
+//! One upstream server: its client (rebuilt when a stdio program is started again), its
+//! health, its concurrency limit, and the call that runs in a task of its own.
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use smcp_client::proto::basic::Implementation;
+use smcp_client::{Client, ServerStderr, StdioCommand};
+use smcp_proto::basic::LoggingLevel;
+use smcp_server::{HandlerError, RequestContext};
+use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::{Bridge, BridgeHandler, CALL};
+use crate::config::{Transport, UpstreamConfig};
+use crate::error::{GatewayError, upstream_is_down};
+use crate::held::{Event, HeldCalls};
+
+/// Whether an upstream is serving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Health {
+    /// It answered its last request.
+    Up,
+    /// It is down, for this reason (shown by `/readyz`).
+    Down(String),
+}
+
+/// One `[[upstream]]`, running.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    /// Its names' prefix with the separator.
+    pub(crate) qualifier: String,
+    client: RwLock<Client>,
+    bridge: Arc<Bridge>,
+    permits: Arc<Semaphore>,
+    health: Mutex<Health>,
+    /// Woken when the upstream comes back up.
+    up: Notify,
+    /// Set while a restart is under way, so that one failure starts one restart.
+    restarting: std::sync::atomic::AtomicBool,
+}
+
+impl Upstream {
+    /// The upstream with its client built (nothing spawned or connected yet).
+    pub(crate) fn new(
+        config: UpstreamConfig,
+        separator: &str,
+        hold: Duration,
+    ) -> Result<Arc<Self>, GatewayError> {
+        let bridge = Arc::new(Bridge::new(&config.name, hold));
+        let client = build_client(&config, &bridge)?;
+        Ok(Arc::new(Self {
+            qualifier: config.qualifier(separator),
+            permits: Arc::new(Semaphore::new(config.max_concurrency)),
+            config,
+            client: RwLock::new(client),
+            bridge,
+            health: Mutex::new(Health::Up),
+            up: Notify::new(),
+            restarting: std::sync::atomic::AtomicBool::new(false),
+        }))
+    }
+
+    /// Its name.
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The client of the moment.
+    pub(crate) fn client(&self) -> Client {
+        self.client
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Its health now.
+    pub(crate) fn health(&self) -> Health {
+        self.health
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_health(&self, health: Health) {
+        let up = health == Health::Up;
+        *self.health.lock().unwrap_or_else(PoisonError::into_inner) = health;
+        if up {
+            self.up.notify_waiters();
+        }
+    }
+
+    /// Records an answered request: an HTTP upstream marked down is up again.
+    pub(crate) fn succeeded(&self) {
+        if self.config.transport() == Transport::Http && self.health() != Health::Up {
+            tracing::info!(upstream = %self.name(), "upstream answering again");
+            self.set_health(Health::Up);
+        }
+    }
+
+    /// Records a failed request: when the upstream itself is gone, marks it down and (stdio)
+    /// starts it again in the background.
+    pub(crate) fn failed(self: &Arc<Self>, error: &smcp_client::Error) {
+        if !upstream_is_down(error) {
+            return;
+        }
+        tracing::warn!(upstream = %self.name(), error = %error, "upstream down");
+        self.set_health(Health::Down(error.to_string()));
+        if self.config.transport() == Transport::Stdio
+            && !self
+                .restarting
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            tokio::spawn(Arc::clone(self).restart());
+        }
+    }
+
+    /// Starts the program again, waiting the backoff between tries, until it answers a list
+    /// of its tools.
+    async fn restart(self: Arc<Self>) {
+        let mut wait = self.config.restart.initial_backoff;
+        loop {
+            self.client().close().await;
+            tokio::time::sleep(wait).await;
+            match build_client(&self.config, &self.bridge) {
+                Ok(client) => {
+                    let probe =
+                        tokio::time::timeout(self.config.timeout, client.list_tools()).await;
+                    match probe {
+                        Ok(Ok(_)) => {
+                            *self.client.write().unwrap_or_else(PoisonError::into_inner) = client;
+                            self.restarting
+                                .store(false, std::sync::atomic::Ordering::Release);
+                            tracing::info!(upstream = %self.name(), "upstream started again");
+                            self.set_health(Health::Up);
+                            return;
+                        }
+                        Ok(Err(e)) => {
+                            self.set_health(Health::Down(format!("restart failed: {e}")));
+                        }
+                        Err(_) => self.set_health(Health::Down(
+                            "restart failed: no answer in time".to_owned(),
+                        )),
+                    }
+                    client.close().await;
+                }
+                Err(e) => self.set_health(Health::Down(format!("restart failed: {e}"))),
+            }
+            wait = (wait * 2).min(self.config.restart.max_backoff);
+        }
+    }
+
+    /// Waits until the upstream is up.
+    pub(crate) async fn wait_up(&self) {
+        loop {
+            let notified = self.up.notified();
+            if self.health() == Health::Up {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Waits (within `limit`) for the upstream to be up.
+    async fn ready(&self, limit: Duration) -> Result<(), HandlerError> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.up.notified();
+            let Health::Down(reason) = self.health() else {
+                return Ok(());
+            };
+            if self.config.transport() != Transport::Stdio
+                || tokio::time::timeout_at(deadline, notified).await.is_err()
+            {
+                // An HTTP upstream is tried anyway: its next answer tells.
+                if self.config.transport() == Transport::Http {
+                    return Ok(());
+                }
+                return Err(HandlerError::internal(format!(
+                    "upstream {:?} is down: {reason}",
+                    self.name()
+                )));
+            }
+        }
+    }
+
+    /// Calls the upstream tool `name` for a client request: the call runs in a task of its
+    /// own (it may outlive this request, held for the client's answer); this request drives
+    /// it until it ends or asks.
+    pub(crate) async fn call_tool(
+        self: &Arc<Self>,
+        held: &HeldCalls,
+        ctx: &RequestContext,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<smcp_proto::server::tools::CallToolResult, HandlerError> {
+        let limit = self.config.timeout;
+        self.ready(limit).await?;
+        let permit = tokio::time::timeout(limit, Arc::clone(&self.permits).acquire_owned())
+            .await
+            .map_err(|_| {
+                HandlerError::internal(format!(
+                    "upstream {:?} is at its limit of {} calls in flight; none ended within {}s",
+                    self.name(),
+                    self.config.max_concurrency,
+                    limit.as_secs()
+                ))
+            })?
+            .map_err(|_| HandlerError::internal("the gateway is shutting down"))?;
+        let cancel = CancellationToken::new();
+        let (link, call) = HeldCalls::open(self.name(), cancel.clone());
+        let mut request = self
+            .client()
+            .tool_call(name)
+            .arguments(Value::Object(arguments))
+            .timeout(Some(limit))
+            .cancellation(cancel);
+        if ctx.progress_token().is_some() {
+            let progress = link.clone();
+            request = request.on_progress(move |p| {
+                let _ = progress.try_send(Event::Progress(p));
+            });
+        }
+        let log = link.clone();
+        request = request.on_log(LoggingLevel::Debug, move |line| {
+            let _ = log.try_send(Event::Log(line));
+        });
+        let upstream = Arc::clone(self);
+        tokio::spawn(CALL.scope(link.clone(), async move {
+            let _permit = permit;
+            let _in_flight = upstream.bridge.enter(link.clone());
+            let result = request.send().await;
+            match &result {
+                Ok(_) => upstream.succeeded(),
+                Err(e) => upstream.failed(e),
+            }
+            let _ = link.send(Event::Done(result)).await;
+        }));
+        held.drive(call, ctx).await
+    }
+}
+
+/// The upstream's client, from its configuration.
+fn build_client(config: &UpstreamConfig, bridge: &Arc<Bridge>) -> Result<Client, GatewayError> {
+    let failed = |source| GatewayError::Client {
+        upstream: config.name.clone(),
+        source,
+    };
+    let mut builder = match &config.url {
+        Some(url) => {
+            let mut builder = Client::builder(url.clone());
+            if let Some(variable) = &config.bearer_token_env {
+                let token = std::env::var(variable).map_err(|_| GatewayError::MissingEnv {
+                    upstream: config.name.clone(),
+                    variable: variable.clone(),
+                })?;
+                builder = builder.bearer_token(&token);
+            }
+            builder
+        }
+        None => Client::stdio(stdio_command(config)?),
+    };
+    builder = builder
+        .input_handler(BridgeHandler(Arc::clone(bridge)))
+        .timeout(Some(config.timeout))
+        .client_info(Implementation::new(
+            "smcp-gateway",
+            env!("CARGO_PKG_VERSION"),
+        ));
+    if let Some(era) = &config.era {
+        builder = builder.protocol_version(era);
+    }
+    builder.build().map_err(failed)
+}
+
+/// The program of a stdio upstream: an empty environment but for `PATH`, `env` and
+/// `env_from`; its stderr lines logged under its name.
+fn stdio_command(config: &UpstreamConfig) -> Result<StdioCommand, GatewayError> {
+    let (program, args) = config.command.split_first().ok_or_else(|| {
+        crate::config::invalid(
+            format!("upstream {:?}, command", config.name),
+            "give `command` (stdio) or `url` (HTTP)",
+        )
+    })?;
+    let mut command = StdioCommand::new(program).args(args).env_clear();
+    if let Some(path) = std::env::var_os("PATH") {
+        command = command.env("PATH", path);
+    }
+    for (key, value) in &config.env {
+        command = command.env(key, value);
+    }
+    for variable in &config.env_from {
+        let value = std::env::var_os(variable).ok_or_else(|| GatewayError::MissingEnv {
+            upstream: config.name.clone(),
+            variable: variable.clone(),
+        })?;
+        command = command.env(variable, value);
+    }
+    if let Some(dir) = &config.cwd {
+        command = command.current_dir(dir);
+    }
+    let name = config.name.clone();
+    Ok(command.stderr(ServerStderr::lines(move |line| {
+        tracing::info!(upstream = %name, "{line}");
+    })))
+}

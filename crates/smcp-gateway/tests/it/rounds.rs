@@ -1,0 +1,156 @@
+//! An upstream that asks in the middle of a call, through the gateway: the client gets an
+//! `InputRequiredResult`, its retry answers the held upstream request; a retry on another
+//! instance, a second retry, a client without the capability each get a precise error.
+
+use serde_json::{Value, json};
+use smcp_proto::client::elicitation::{ElicitAction, ElicitValue};
+use smcp_proto::server::tools::CallToolResult;
+use smcp_server::{HandlerError, Server, mrtr, tool};
+
+use crate::common::{self, Served};
+
+/// An upstream whose `confirm` asks the user before it acts.
+async fn asking_upstream() -> (Server, Served) {
+    let server = Server::builder("upstream", "1")
+        .tool(
+            tool("confirm")
+                .input_schema(json!({"type": "object", "properties": {"action": {"type": "string"}}}))
+                .handler(|call| async move {
+                    let action = call.str_arg("action").unwrap_or("it").to_owned();
+                    let answer = call.input.ask(mrtr::elicit_form(
+                        "ok",
+                        format!("Really {action}?"),
+                        json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+                    ))?;
+                    let yes = answer.action == ElicitAction::Accept
+                        && answer.content.as_ref().and_then(|c| c.get("ok"))
+                            == Some(&ElicitValue::Bool(true));
+                    Ok::<_, HandlerError>(CallToolResult::text(if yes {
+                        format!("done: {action}")
+                    } else {
+                        format!("not done: {action}")
+                    }))
+                }),
+        )
+        .build()
+        .unwrap();
+    let served = common::serve_server(&server).await;
+    (server, served)
+}
+
+fn config(url: &str) -> String {
+    format!("[[upstream]]\nname = \"up\"\nurl = \"{url}\"\n")
+}
+
+fn accept() -> Value {
+    json!({"upstream": {"action": "accept", "content": {"ok": true}}})
+}
+
+/// The first round: an `InputRequiredResult` asking the upstream's question; its state.
+async fn first_round(svc: &smcp_server::McpService) -> String {
+    let (status, body) = common::call(
+        svc,
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let result = &body["result"];
+    assert_eq!(result["resultType"], "input_required", "{body}");
+    let question = &result["inputRequests"]["upstream"];
+    assert_eq!(question["method"], "elicitation/create", "{body}");
+    assert_eq!(question["params"]["message"], "Really deploy?", "{body}");
+    result["requestState"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_retry_answers_the_held_upstream_request_and_the_call_goes_on() {
+    let (_upstream, served) = asking_upstream().await;
+    let (gateway, server) = common::gateway(&config(&served.url)).await;
+    let svc = server.service();
+    let state = first_round(&svc).await;
+    assert_eq!(gateway.held_calls(), 1);
+    let (status, body) = common::call(
+        &svc,
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "inputResponses": accept(), "requestState": state}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"], "done: deploy",
+        "{body}"
+    );
+    assert_eq!(gateway.held_calls(), 0);
+
+    // A second retry with the same state finds nothing held.
+    let (_, body) = common::call(
+        &svc,
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "inputResponses": accept(), "requestState": state}),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert_eq!(body["error"]["data"]["reason"], "held-call-gone", "{body}");
+}
+
+#[tokio::test]
+async fn a_retry_on_another_instance_is_refused_with_a_reason_the_client_can_act_on() {
+    let (_upstream, served) = asking_upstream().await;
+    let (_a, first) = common::gateway(&config(&served.url)).await;
+    let (_b, second) = common::gateway(&config(&served.url)).await;
+    let state = first_round(&first.service()).await;
+    // Both instances open the state (one key), but only the first holds the call.
+    let (status, body) = common::call(
+        &second.service(),
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "inputResponses": accept(), "requestState": state}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    assert_eq!(body["error"]["data"]["reason"], "held-elsewhere", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("another gateway instance"), "{message}");
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_question_is_refused_and_nothing_stays_held() {
+    let (_upstream, served) = asking_upstream().await;
+    let (gateway, server) = common::gateway(&config(&served.url)).await;
+    let svc = server.service();
+    let state = first_round(&svc).await;
+    let (_, body) = common::call(
+        &svc,
+        "up_confirm",
+        json!({
+            "arguments": {"action": "deploy"},
+            "inputResponses": {"upstream": {"action": "accept", "content": {"ok": "yes"}}},
+            "requestState": state
+        }),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("inputResponses.upstream"), "{message}");
+    assert_eq!(gateway.held_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_client_without_the_capability_is_not_asked() {
+    let (_upstream, served) = asking_upstream().await;
+    let (gateway, server) = common::gateway(&config(&served.url)).await;
+    let (_, body) = common::call(
+        &server.service(),
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "_meta": common::meta(json!({}))}),
+    )
+    .await;
+    assert_ne!(body["result"]["resultType"], "input_required", "{body}");
+    let text = body.to_string();
+    assert!(
+        text.contains("did not declare the elicitation capability"),
+        "{body}"
+    );
+    assert_eq!(gateway.held_calls(), 0);
+}
