@@ -7,10 +7,9 @@ use serde_json::json;
 use smcp_proto::content::TextResourceContents;
 use smcp_proto::server::prompts::{GetPromptResult, PromptMessage};
 use smcp_proto::server::tools::{CallToolResult, ToolAnnotations};
-use smcp_server::mrtr::MrtrConfig;
 use smcp_server::{
-    BuildError, Completion, HandlerError, ListenConfig, LoggingLevel, SecurityPolicy, Server,
-    prompt, resource, tool,
+    BuildError, Completion, HandlerError, LoggingLevel, SecurityPolicy, Server, prompt, resource,
+    tool,
 };
 
 fn text_schema() -> serde_json::Value {
@@ -50,6 +49,7 @@ const README: &str = "smcpd is the smcp reference server. Call `tools/list` to s
 pub const CLOCK_URI: &str = "smcp://clock";
 
 pub(crate) use crate::extra_tool::{EXTRA_TOOL, extra_tool};
+use crate::plumbing::{Content, DemoConfig, Plumbing};
 
 /// The demo server, with the given Host/Origin policy.
 pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
@@ -59,50 +59,6 @@ pub fn demo_server(security: SecurityPolicy) -> Result<Server, BuildError> {
     })
 }
 
-/// Everything `smcpd`'s flags configure.
-#[derive(Debug, Clone, Default)]
-pub struct DemoConfig {
-    /// Host and Origin allow-lists.
-    pub security: SecurityPolicy,
-    /// Listen-stream limits.
-    pub listen: ListenConfig,
-    /// Multi round-trip settings; `None` seals `requestState` with a random per-process key.
-    pub mrtr: Option<MrtrConfig>,
-    /// SEP-2631 file service; `Some` registers the files extension and adds the file tools and
-    /// resource of [`crate::files_demo`].
-    #[cfg(feature = "files")]
-    pub files: Option<smcp_files::Files>,
-    /// Also serve the SEP-2631 conformance suite's fixture tools (`files_inline_text`, …;
-    /// `crates/smcp-conformance-files/README.md`), so the suite's server leg can run against
-    /// `smcpd` itself. Needs `files`.
-    #[cfg(feature = "files")]
-    pub sep2631_fixtures: bool,
-    /// Without `files`: SEP-2631 inline (`data:`) file arguments only, with the tool that
-    /// takes them; for a server with no data plane (stdio without TLS).
-    #[cfg(feature = "files")]
-    pub files_inline: bool,
-    /// SEP-2663 tasks: `Some` registers the extension and the task-capable tool `long_job`
-    /// of [`crate::tasks_demo`]. `smcpd` turns it on unless `--no-tasks`.
-    #[cfg(feature = "tasks")]
-    pub tasks: Option<smcp_tasks::TasksExtension>,
-    /// Sessions of the earlier revisions (2025-11-25 and before) on the same endpoint: on by
-    /// default; `smcpd --no-legacy` turns them off.
-    #[cfg(feature = "legacy")]
-    pub legacy: smcp_server::legacy::LegacyConfig,
-    /// Shared state in Redis for running several instances (`smcpd --redis`): the change
-    /// bus, the replay guard, the legacy session store and relay, and `toggle_extra` through the shared
-    /// catalog (attach it with [`crate::cluster::Cluster::attach_catalog`] once built).
-    #[cfg(feature = "redis")]
-    pub cluster: Option<crate::cluster::Cluster>,
-    /// Where the server's measurements go (`smcpd --metrics-listen` passes a
-    /// `smcp_server::metrics::Prometheus`); `None` records nothing.
-    pub metrics: Option<std::sync::Arc<dyn smcp_server::core::metrics::Metrics>>,
-    /// Health checks readiness asks (a shared store, a bus); empty = ready unless draining.
-    pub health_checks: Vec<std::sync::Arc<dyn smcp_server::core::health::HealthCheck>>,
-    /// Rate limits (`smcpd --rate-limit`); none by default.
-    pub rate_limits: smcp_server::ratelimit::RateLimits,
-}
-
 /// The demo server with these listen-stream limits.
 ///
 /// Things change at runtime so `subscriptions/listen` has something to show: the tool
@@ -110,10 +66,8 @@ pub struct DemoConfig {
 /// the resource `smcp://clock` changes every second while [`run_clock`] runs
 /// (`notifications/resources/updated`).
 pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
-    let DemoConfig {
-        security,
-        listen,
-        mrtr,
+    let (plumbing, content) = Plumbing::split(config);
+    let Content {
         #[cfg(feature = "files")]
         files,
         #[cfg(feature = "files")]
@@ -122,14 +76,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         files_inline,
         #[cfg(feature = "tasks")]
         tasks,
-        #[cfg(feature = "legacy")]
-        legacy,
-        #[cfg(feature = "redis")]
-        cluster,
-        metrics,
-        health_checks,
-        rate_limits,
-    } = config;
+    } = content;
     #[cfg(feature = "tasks")]
     let long_job = if tasks.is_some() {
         ", long_job (a SEP-2663 task: progress, a question, cancellation)"
@@ -139,7 +86,8 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
     #[cfg(not(feature = "tasks"))]
     let long_job = "";
     #[cfg(feature = "redis")]
-    let shared_catalog = cluster
+    let shared_catalog = plumbing
+        .cluster
         .as_ref()
         .map(crate::cluster::Cluster::catalog_slot)
         .unwrap_or_default();
@@ -152,11 +100,9 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
              smcp://clock (updated every second; subscribe with subscriptions/listen). Prompt \
              greet."
         ))
-        .security(security)
         .logging(true)
         .tools_list_changed(true)
         .resources_subscribe(true)
-        .listen(listen)
         .tool(
             tool("toggle_extra")
                 .title("Toggle the extra tool")
@@ -343,37 +289,6 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         });
     #[allow(unused_mut, reason = "changed only with the files or tasks feature")]
     let mut builder = crate::mrtr_demo::with_tools(builder);
-    #[cfg(feature = "redis")]
-    if let Some(cluster) = &cluster {
-        builder = builder
-            .change_bus(std::sync::Arc::new(cluster.bus.clone()))
-            .replay_guard(smcp_redis::RedisReplayGuard::new(&cluster.redis));
-        #[cfg(feature = "legacy")]
-        {
-            builder = builder
-                .session_store(smcp_redis::RedisSessionStore::new(
-                    &cluster.redis,
-                    legacy.max_sessions,
-                    legacy.idle_timeout,
-                ))
-                .session_relay(
-                    smcp_redis::RedisSessionRelay::builder(&cluster.bus)
-                        .log_ttl(legacy.idle_timeout)
-                        .build(),
-                );
-        }
-    }
-    if let Some(metrics) = metrics {
-        builder = builder.metrics(metrics);
-    }
-    for check in health_checks {
-        builder = builder.health_check_arc(check);
-    }
-    builder = builder.rate_limits(rate_limits);
-    #[cfg(feature = "legacy")]
-    {
-        builder = builder.legacy(legacy);
-    }
     #[cfg(feature = "tasks")]
     if let Some(tasks) = tasks {
         builder = crate::tasks_demo::with_tasks(builder, tasks);
@@ -389,10 +304,7 @@ pub fn demo_server_with(config: DemoConfig) -> Result<Server, BuildError> {
         let extension = smcp_files::FilesExtension::inline_only();
         builder = crate::files_demo::with_inline_tools(builder.extension(extension));
     }
-    match mrtr {
-        Some(config) => builder.mrtr(config).build(),
-        None => builder.build(),
-    }
+    plumbing.finish(builder)
 }
 
 /// One `count` call. If the call ends neither finished nor having seen its cancellation, the

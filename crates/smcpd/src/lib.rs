@@ -16,6 +16,7 @@
 //! | `redis` | yes | several instances sharing state in Redis: `--redis URL` (change bus, replay guard, legacy session store and relay, shared catalog) |
 //! | `metrics` | yes | Prometheus metrics on a listener of their own: `--metrics-listen ADDR` |
 //! | `otel` | yes | OpenTelemetry traces over OTLP/HTTP: `--otlp-endpoint URL` or `OTEL_EXPORTER_OTLP_ENDPOINT` |
+//! | `gateway` | yes | `smcpd gateway --config FILE`: one endpoint in front of MCP servers of any era and transport ([`gateway`], `smcp-gateway`, `docs/gateway.md`) |
 //! | `mimalloc` | no | mimalloc as the global allocator instead of the C library's `malloc` (see `docs/performance.md`) |
 
 #[cfg(feature = "redis")]
@@ -24,17 +25,21 @@ pub mod demo;
 mod extra_tool;
 #[cfg(feature = "files")]
 pub mod files_demo;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 #[cfg(feature = "files")]
 pub mod health;
 pub mod mrtr_demo;
 #[cfg(feature = "otel")]
 pub mod otel;
+mod plumbing;
 #[cfg(feature = "files")]
 pub mod sep2631_fixtures;
 #[cfg(feature = "tasks")]
 pub mod tasks_demo;
 
-pub use demo::{DemoConfig, demo_server, demo_server_with, run_clock};
+pub use demo::{demo_server, demo_server_with, run_clock};
+pub use plumbing::DemoConfig;
 
 /// Where `smcpd` listens when not told otherwise.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8931";

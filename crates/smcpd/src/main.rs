@@ -4,6 +4,7 @@
 //! smcpd                         # serves http://127.0.0.1:8931/mcp
 //! smcpd --listen 127.0.0.1:0    # any free port (printed on start)
 //! smcpd --stdio                 # MCP on stdin/stdout, for a host that launches it
+//! smcpd gateway --config gw.toml  # one endpoint in front of the servers gw.toml names
 //! ```
 //!
 //! This file parses the flags, builds the runtime and picks the mode; `app` has one module
@@ -13,7 +14,7 @@ mod app;
 
 use clap::Parser;
 
-use crate::app::cli::Cli;
+use crate::app::cli::{Cli, Invocation};
 
 /// With feature `mimalloc`, every allocation of the server goes through mimalloc.
 #[cfg(feature = "mimalloc")]
@@ -21,7 +22,7 @@ use crate::app::cli::Cli;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = Invocation::parse().into_cli();
     // One core: a current-thread runtime avoids the work-stealing scheduler's overhead.
     let threads = match cli.threads {
         0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),

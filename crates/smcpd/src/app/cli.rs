@@ -1,12 +1,55 @@
 //! The command line: every subsystem's flags, flattened in the order `--help` shows them.
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 
 use super::{auth, files, legacy, limits, observe, redis, serve, state, tasks, tls};
 
 /// The smcp reference MCP server (protocol 2026-07-28, Streamable HTTP or stdio).
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
+pub(crate) struct Invocation {
+    /// What to run instead of the demo server.
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// The demo server's flags.
+    #[command(flatten)]
+    cli: Cli,
+}
+
+/// What smcpd runs besides the demo server.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One MCP endpoint in front of the MCP servers a TOML file names (stdio programs and
+    /// HTTP servers of any revision), with every flag of the demo server.
+    Gateway(GatewayArgs),
+}
+
+/// `smcpd gateway`.
+#[derive(Debug, Args)]
+struct GatewayArgs {
+    /// The gateway's configuration (TOML; see docs/gateway.md).
+    #[arg(long, env = "SMCPD_GATEWAY_CONFIG", value_name = "FILE")]
+    config: std::path::PathBuf,
+    /// The server's flags.
+    #[command(flatten)]
+    cli: Cli,
+}
+
+impl Invocation {
+    /// The flags, with the gateway's configuration when `smcpd gateway` was asked for.
+    pub(crate) fn into_cli(self) -> Cli {
+        match self.command {
+            None => self.cli,
+            Some(Command::Gateway(GatewayArgs { config, mut cli })) => {
+                cli.gateway = Some(config);
+                cli
+            }
+        }
+    }
+}
+
+/// Every flag of the server.
+#[derive(Debug, Args)]
 pub(crate) struct Cli {
     /// The transport, its limits and deadlines.
     #[command(flatten)]
@@ -45,4 +88,7 @@ pub(crate) struct Cli {
     /// Log filter (`RUST_LOG` syntax), e.g. `info` or `smcp_server=debug`.
     #[arg(long, env = "SMCPD_LOG", default_value = "info")]
     pub(crate) log: String,
+    /// `smcpd gateway --config FILE`: the gateway's configuration.
+    #[arg(skip)]
+    pub(crate) gateway: Option<std::path::PathBuf>,
 }

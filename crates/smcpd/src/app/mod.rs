@@ -61,6 +61,9 @@ pub(crate) struct App {
     ops: Option<observe::Ops>,
     /// The state shared with the other instances (`--redis`).
     pub(crate) shared: redis::Shared,
+    /// `smcpd gateway`: the upstreams, closed when the server stops.
+    #[cfg(feature = "gateway")]
+    gateway: Option<smcp_gateway::Gateway>,
 }
 
 impl App {
@@ -91,11 +94,25 @@ impl App {
         shared.configure(&mut config);
         #[cfg(feature = "tasks")]
         let tasks = config.tasks.clone();
-        let server = smcpd::demo_server_with(config)?;
+        #[cfg(feature = "gateway")]
+        let mut gateway = None;
+        let server = match &cli.gateway {
+            #[cfg(feature = "gateway")]
+            Some(path) => {
+                let settings = smcp_gateway::GatewayConfig::load(path)?;
+                let started = smcp_gateway::Gateway::start(settings).await?;
+                let server = smcpd::gateway::gateway_server_with(config, &started)?;
+                gateway = Some(started);
+                server
+            }
+            #[cfg(not(feature = "gateway"))]
+            Some(_) => anyhow::bail!("this smcpd was built without the `gateway` feature"),
+            None => smcpd::demo_server_with(config)?,
+        };
         shared.attach(&server).await?;
         #[cfg(feature = "tasks")]
         tasks::attach(tasks.as_ref(), &server);
-        if cli.serve.clock_secs > 0 {
+        if cli.serve.clock_secs > 0 && cli.gateway.is_none() {
             tokio::spawn(smcpd::run_clock(
                 server.clone(),
                 Duration::from_secs(cli.serve.clock_secs),
@@ -108,6 +125,8 @@ impl App {
             server,
             ops,
             shared,
+            #[cfg(feature = "gateway")]
+            gateway,
         })
     }
 
@@ -120,6 +139,10 @@ impl App {
     /// Once served: shuts the server down and stops the operations listener.
     pub(crate) async fn stop(self) -> anyhow::Result<()> {
         self.server.shutdown();
+        #[cfg(feature = "gateway")]
+        if let Some(gateway) = &self.gateway {
+            gateway.close().await;
+        }
         if let Some(ops) = self.ops {
             ops.stop().await?;
         }

@@ -38,6 +38,8 @@ mod fault_files;
 mod files_presign;
 #[cfg(feature = "s3")]
 mod files_s3;
+#[cfg(all(feature = "gateway", feature = "legacy"))]
+mod gateway;
 mod legacy_flags;
 mod legacy_python;
 mod legacy_self;

@@ -36,7 +36,19 @@ impl Smcpd {
     /// Starts smcpd on a free port with `extra` flags, `env` added to its environment and
     /// the log filter `log`; panics with its stderr when it does not start.
     pub(crate) fn start_env(extra: &[&str], env: &[(&str, String)], log: &str) -> Self {
+        Self::start_as(&[], extra, env, log)
+    }
+
+    /// `smcpd gateway --config CONFIG` on a free port, with `extra` flags.
+    pub(crate) fn start_gateway(config: &std::path::Path, extra: &[&str], log: &str) -> Self {
+        let config = config.to_str().unwrap();
+        Self::start_as(&["gateway", "--config", config], extra, &[], log)
+    }
+
+    /// Starts smcpd as `smcpd SUBCOMMAND… --listen 127.0.0.1:0 --log LOG EXTRA…`.
+    fn start_as(subcommand: &[&str], extra: &[&str], env: &[(&str, String)], log: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_smcpd"))
+            .args(subcommand)
             .args(["--listen", "127.0.0.1:0", "--log", log])
             .args(extra)
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

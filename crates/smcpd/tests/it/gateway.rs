@@ -1,0 +1,346 @@
+//! `smcpd gateway`, the real binary, in front of real upstreams: smcpd itself over stdio, at
+//! 2026-07-28 and pinned to 2025-11-25, driven by smcp-client at 2026-07-28.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use smcp_client::{CancellationToken, Client};
+
+use crate::support::{Confirm, Smcpd};
+
+const LOG: &str = "smcpd=info,smcp_gateway=info";
+
+/// A config file in a fresh directory; `{smcpd}` in `body` becomes the smcpd binary.
+fn config(body: &str) -> (tempdir::Dir, PathBuf) {
+    let dir = tempdir::Dir::new();
+    let path = dir.path().join("gateway.toml");
+    std::fs::write(&path, body.replace("{smcpd}", env!("CARGO_BIN_EXE_smcpd"))).unwrap();
+    (dir, path)
+}
+
+/// A throwaway directory, removed when dropped.
+mod tempdir {
+    use std::path::{Path, PathBuf};
+
+    pub(crate) struct Dir(PathBuf);
+
+    impl Dir {
+        pub(crate) fn new() -> Self {
+            static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path =
+                std::env::temp_dir().join(format!("smcpd-gateway-{}-{n}", std::process::id()));
+            std::fs::create_dir_all(&path).unwrap();
+            Self(path)
+        }
+
+        pub(crate) fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+const TWO_ERAS: &str = r#"
+[[upstream]]
+name = "now"
+command = ["{smcpd}", "--stdio", "--log", "info"]
+
+[[upstream]]
+name = "old"
+command = ["{smcpd}", "--stdio", "--log", "info"]
+era = "2025-11-25"
+tools.deny = ["toggle_extra"]
+"#;
+
+fn client(gateway: &Smcpd, asked: &Confirm) -> Client {
+    Client::builder(format!("http://{}/mcp", gateway.addr))
+        .input_handler(asked.clone())
+        .build()
+        .unwrap()
+}
+
+/// The processes `pid` started (every thread's children).
+fn children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return found;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            found.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gateway() {
+    let (_dir, path) = config(TWO_ERAS);
+    let gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let asked = Confirm::default();
+    let client = client(&gateway, &asked);
+
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for expected in [
+        "now_echo",
+        "now_confirm_action",
+        "old_echo",
+        "old_confirm_action",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    assert!(names.iter().any(|n| n == "now_toggle_extra"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n == "old_toggle_extra"),
+        "tools.deny leaves it out: {names:?}"
+    );
+
+    let echoed = client
+        .call_tool("old_echo", json!({"text": "through a 2025 session"}))
+        .await
+        .unwrap();
+    assert_eq!(echoed.text_content(), "through a 2025 session");
+
+    // A 2025 upstream asks with elicitation/create in the middle of the call; the 2026 client
+    // gets an InputRequiredResult, and its retry's answer reaches the upstream.
+    let done = client
+        .call_tool("old_confirm_action", json!({"action": "deploy"}))
+        .await
+        .unwrap();
+    assert_eq!(done.text_content(), "done: deploy");
+    // The same through a 2026-07-28 upstream, whose InputRequiredResult the gateway holds.
+    let done = client
+        .call_tool("now_confirm_action", json!({"action": "rollback"}))
+        .await
+        .unwrap();
+    assert_eq!(done.text_content(), "done: rollback");
+    assert_eq!(
+        *asked.0.lock().unwrap(),
+        ["Really deploy?", "Really rollback?"],
+        "each question was put to the client once"
+    );
+
+    // Progress passes through, from either era.
+    for tool in ["now_progress_echo", "old_progress_echo"] {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let result = client
+            .tool_call(tool)
+            .arguments(json!({"text": "p"}))
+            .on_progress(move |p| sink.lock().unwrap().push(p.progress))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(result.text_content(), "p");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 10, "{tool}: {seen:?}");
+        assert_eq!(seen.last(), Some(&10.0), "{tool}: {seen:?}");
+    }
+
+    // A stopped gateway stops its upstream programs.
+    let upstreams = children(gateway.child.id());
+    assert_eq!(upstreams.len(), 2, "{upstreams:?}");
+    let status = gateway.terminate();
+    assert!(status.success(), "{status}");
+    for pid in upstreams {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "upstream {pid} still runs: {stat}"
+        );
+    }
+}
+
+// Two workers: the log is waited for on one (a blocking wait) while the client's connection
+// closes on the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_cancels_the_upstream_call() {
+    let (_dir, path) = config(TWO_ERAS);
+    let mut gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let log = gateway.follow_log();
+    let asked = Confirm::default();
+    let client = client(&gateway, &asked);
+    for (tool, upstream) in [("now_count", "upstream=now"), ("old_count", "upstream=old")] {
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        let steps = Arc::new(Mutex::new(0u32));
+        let seen = Arc::clone(&steps);
+        let call = client
+            .tool_call(tool)
+            .arguments(json!({"to": 200, "delay_ms": 50}))
+            .on_progress(move |_| {
+                let mut n = seen.lock().unwrap();
+                *n += 1;
+                if *n == 3 {
+                    stop.cancel();
+                }
+            })
+            .cancellation(cancel)
+            .send();
+        let error = tokio::time::timeout(Duration::from_secs(20), call)
+            .await
+            .expect("the cancelled call ends")
+            .unwrap_err();
+        assert!(error.is_cancelled(), "{tool}: {error}");
+        // The upstream smcpd logs its side of the cancellation on its stderr, which the
+        // gateway logs under the upstream's name.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !log
+            .lines()
+            .iter()
+            .any(|l| l.contains("count cancelled by the client") && l.contains(upstream))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{tool}: the upstream did not see the cancellation: {:#?}",
+                log.lines()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_killed_mid_call_fails_that_call_clearly_and_serves_the_next() {
+    let (_dir, path) = config(
+        r#"
+        [[upstream]]
+        name = "up"
+        command = ["{smcpd}", "--stdio", "--log", "warn"]
+        restart = { initial_backoff = "50ms", max_backoff = "1s" }
+        "#,
+    );
+    let gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let asked = Confirm::default();
+    let client = client(&gateway, &asked);
+    assert_eq!(
+        client
+            .call_tool("up_echo", json!({"text": "before"}))
+            .await
+            .unwrap()
+            .text_content(),
+        "before"
+    );
+    let upstream = children(gateway.child.id());
+    assert_eq!(upstream.len(), 1, "one upstream process: {upstream:?}");
+
+    let started = Arc::new(tokio::sync::Notify::new());
+    let first = Arc::clone(&started);
+    let call = client
+        .tool_call("up_count")
+        .arguments(json!({"to": 100, "delay_ms": 100}))
+        .on_progress(move |_| first.notify_one())
+        .send();
+    let killer = async {
+        started.notified().await;
+        let status = std::process::Command::new("kill")
+            .args(["-KILL", &upstream[0].to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let (result, ()) = tokio::join!(call, killer);
+    let error = result.unwrap_err();
+    assert_eq!(error.jsonrpc_code(), Some(-32603), "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("upstream \"up\"") && message.contains("exited during the call"),
+        "{message}"
+    );
+
+    // The next call waits for the restart and is served by a new process.
+    let after = client
+        .call_tool("up_echo", json!({"text": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(after.text_content(), "after");
+    let now = children(gateway.child.id());
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, upstream, "a new process");
+}
+
+#[test]
+fn two_upstreams_offering_one_name_stop_the_start_naming_both() {
+    let (_dir, path) = config(
+        r#"
+        [[upstream]]
+        name = "a"
+        prefix = ""
+        command = ["{smcpd}", "--stdio", "--log", "warn"]
+
+        [[upstream]]
+        name = "b"
+        prefix = ""
+        command = ["{smcpd}", "--stdio", "--log", "warn"]
+        tools.allow = ["add", "echo"]
+        "#,
+    );
+    let (status, stderr) = run_to_end(&path);
+    assert!(!status.success());
+    assert!(
+        stderr.contains(r#"the tool name "echo" is offered by upstream "a" and by upstream "b""#),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_configuration_mistake_is_named_before_anything_starts() {
+    let (_dir, path) = config(
+        r#"
+        [[upstream]]
+        name = "a"
+        command = ["{smcpd}", "--stdio"]
+        env_from = ["SMCP_GATEWAY_TEST_UNSET_VARIABLE"]
+        "#,
+    );
+    let (status, stderr) = run_to_end(&path);
+    assert!(!status.success());
+    assert!(
+        stderr.contains(
+            r#"upstream "a": the environment variable SMCP_GATEWAY_TEST_UNSET_VARIABLE is not set"#
+        ),
+        "{stderr}"
+    );
+    let (_dir, path) = config("[[upstream]]\nname = \"a\"\nurl = \"ftp://x\"\n");
+    let (status, stderr) = run_to_end(&path);
+    assert!(!status.success());
+    assert!(
+        stderr.contains(r#"upstream "a", url: must be an http:// or https:// URL"#),
+        "{stderr}"
+    );
+}
+
+/// Runs `smcpd gateway` expecting it to stop on its own (a start that fails).
+fn run_to_end(config: &Path) -> (std::process::ExitStatus, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_smcpd"))
+        .args(["gateway", "--config", config.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+        .output()
+        .unwrap();
+    (
+        output.status,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
