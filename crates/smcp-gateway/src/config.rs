@@ -147,9 +147,16 @@ pub struct UpstreamConfig {
     /// Most calls in flight to it at once; more wait their turn within their timeout.
     #[serde(default = "default_concurrency")]
     pub max_concurrency: usize,
-    /// Which of its tools are served.
+    /// Which of its tools are served (by their upstream names).
     #[serde(default)]
-    pub tools: ToolFilter,
+    pub tools: ItemFilter,
+    /// Which of its prompts are served (by their upstream names).
+    #[serde(default)]
+    pub prompts: ItemFilter,
+    /// Which of its resources and resource templates are served (by URI or URI template,
+    /// which the gateway does not rename).
+    #[serde(default)]
+    pub resources: ItemFilter,
     /// stdio: how a program that exited is started again.
     #[serde(default)]
     pub restart: Restart,
@@ -163,10 +170,11 @@ fn default_concurrency() -> usize {
     32
 }
 
-/// `tools.allow` or `tools.deny`: upstream tool names (before the prefix).
+/// `allow` or `deny` (of `tools`, `prompts`, `resources`): upstream names, before the
+/// prefix, or URIs.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolFilter {
+pub struct ItemFilter {
     /// Only these are served.
     #[serde(default)]
     pub allow: Option<BTreeSet<String>>,
@@ -175,8 +183,8 @@ pub struct ToolFilter {
     pub deny: BTreeSet<String>,
 }
 
-impl ToolFilter {
-    /// Whether the upstream tool `name` is served.
+impl ItemFilter {
+    /// Whether the upstream item `name` is served.
     pub fn admits(&self, name: &str) -> bool {
         self.allow.as_ref().is_none_or(|allow| allow.contains(name)) && !self.deny.contains(name)
     }
@@ -291,8 +299,14 @@ impl UpstreamConfig {
         if !(1..=10_000).contains(&self.max_concurrency) {
             return Err(invalid(place("max_concurrency"), "must be 1 to 10000"));
         }
-        if self.tools.allow.is_some() && !self.tools.deny.is_empty() {
-            return Err(invalid(place("tools"), "give `allow` or `deny`, not both"));
+        for (field, filter) in [
+            ("tools", &self.tools),
+            ("prompts", &self.prompts),
+            ("resources", &self.resources),
+        ] {
+            if filter.allow.is_some() && !filter.deny.is_empty() {
+                return Err(invalid(place(field), "give `allow` or `deny`, not both"));
+            }
         }
         if self.restart.initial_backoff.is_zero()
             || self.restart.max_backoff < self.restart.initial_backoff

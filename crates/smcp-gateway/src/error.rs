@@ -32,19 +32,28 @@ pub enum GatewayError {
     },
     /// Two upstreams offer the same name after their prefixes.
     #[error(
-        "the {kind} name {name:?} is offered by upstream {first:?} and by upstream {second:?}; \
-         give one of them another prefix or leave the {kind} out (tools.deny)"
+        "the {kind} {name:?} is offered by upstream {first:?} and by upstream {second:?}; {}",
+        way_out(kind)
     )]
     Collision {
-        /// `tool` or `prompt`, or `resource` for a URI.
+        /// `tool`, `prompt`, `resource` or `resource template`.
         kind: &'static str,
-        /// The name as the gateway would serve it.
+        /// The name as the gateway would serve it, or the URI.
         name: String,
         /// The upstream listed first.
         first: String,
         /// The other.
         second: String,
     },
+}
+
+/// How a collision of `kind` is resolved in the configuration.
+fn way_out(kind: &str) -> &'static str {
+    match kind {
+        "tool" => "give one of them another prefix, or leave it out of one (tools.deny)",
+        "prompt" => "give one of them another prefix, or leave it out of one (prompts.deny)",
+        _ => "URIs are not renamed: leave it out of one (resources.deny)",
+    }
 }
 
 /// Whether a failed call means the upstream itself is gone (its process exited, its endpoint
@@ -103,5 +112,12 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("\"a_b\"") && text.contains("\"a\"") && text.contains("\"a_\""));
         assert!(text.contains("tools.deny"), "{text}");
+        let e = GatewayError::Collision {
+            kind: "resource",
+            name: "file:///x".to_owned(),
+            first: "a".to_owned(),
+            second: "b".to_owned(),
+        };
+        assert!(e.to_string().contains("resources.deny"), "{e}");
     }
 }

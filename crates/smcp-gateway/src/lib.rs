@@ -4,7 +4,7 @@
 //! reached with `smcp-client`, which negotiates its revision.
 //!
 //! ```no_run
-//! # async fn demo() -> anyhow::Result<()> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use smcp_gateway::{Gateway, GatewayConfig};
 //!
 //! let config = GatewayConfig::parse(r#"
@@ -37,7 +37,8 @@
 //! | `upstream` | one upstream: its client, health, concurrency limit, restarts; a call in its own task |
 //! | `held` | calls held for the client's answer: the `InputRequiredResult` and the retry |
 //! | `bridge` | the upstream client's input handler: an upstream's question to the call it belongs to |
-//! | `catalog` | the namespaced tools, collisions, the tool that calls through |
+//! | `catalog` | what each upstream serves under the gateway's names, collisions, installing it in the server |
+//! | `proxy` | the served tools, prompts, resources and templates that call through; completion routed by reference |
 //! | `error` | [`GatewayError`]; how an upstream's failure reaches the client |
 
 mod bridge;
@@ -45,6 +46,7 @@ mod catalog;
 pub mod config;
 mod error;
 mod held;
+mod proxy;
 mod upstream;
 
 use std::collections::HashMap;
@@ -58,7 +60,7 @@ use smcp_server::{Server, ServerBuilder};
 pub use config::{ConfigError, GatewayConfig};
 pub use error::GatewayError;
 
-use crate::catalog::Owners;
+use crate::catalog::{Claims, Installed, Listing};
 use crate::held::HeldCalls;
 use crate::upstream::{Health, Upstream};
 
@@ -72,12 +74,14 @@ pub struct Gateway {
 struct Inner {
     upstreams: Vec<Arc<Upstream>>,
     held: Arc<HeldCalls>,
-    /// Which upstream serves each tool name.
-    owners: Mutex<Owners>,
+    /// Which upstream serves each name and URI.
+    claims: Mutex<Claims>,
+    /// What each upstream said it can do, when it was first listed (by upstream).
+    capabilities: HashMap<String, smcp_proto::capabilities::ServerCapabilities>,
     /// Ends the watchers.
     stop: tokio_util::sync::CancellationToken,
-    /// The tools listed at start, installed by [`Gateway::attach`].
-    first: Mutex<HashMap<String, Vec<(String, smcp_proto::server::tools::Tool)>>>,
+    /// What was listed at start, installed by [`Gateway::attach`].
+    first: Mutex<HashMap<String, Listing>>,
 }
 
 impl Gateway {
@@ -99,24 +103,30 @@ impl Gateway {
             .map(|c| Upstream::new(c, &settings.separator, settings.held_call_ttl))
             .collect::<Result<Vec<_>, _>>()?;
         let listed = futures_util::future::join_all(upstreams.iter().map(|u| async move {
-            let tools = tokio::time::timeout(u.config.timeout, u.client().list_tools()).await;
-            (u, tools)
+            (
+                u,
+                tokio::time::timeout(u.config.timeout, catalog::list(u)).await,
+            )
         }))
         .await;
-        let mut owners = Owners::new();
+        let mut claims = Claims::default();
         let mut first = HashMap::new();
-        for (upstream, tools) in listed {
-            match tools {
-                Ok(Ok(tools)) => {
-                    let served = catalog::served(upstream, tools);
-                    catalog::claim(&mut owners, upstream.name(), &served)?;
+        let mut capabilities = HashMap::new();
+        for (upstream, listing) in listed {
+            match listing {
+                Ok(Ok(listing)) => {
+                    claims.claim(upstream.name(), &listing)?;
                     tracing::info!(
                         upstream = %upstream.name(),
-                        tools = served.len(),
+                        tools = listing.tools.len(),
+                        prompts = listing.prompts.len(),
+                        resources = listing.resources.len(),
+                        templates = listing.templates.len(),
                         era = ?upstream.client().era(),
                         "upstream listed"
                     );
-                    first.insert(upstream.name().to_owned(), served);
+                    capabilities.insert(upstream.name().to_owned(), listing.capabilities.clone());
+                    first.insert(upstream.name().to_owned(), listing);
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(upstream = %upstream.name(), error = %e, "upstream not listed");
@@ -124,7 +134,7 @@ impl Gateway {
                     upstream.failed(&e);
                 }
                 Err(_) => {
-                    tracing::warn!(upstream = %upstream.name(), "upstream did not list its tools in time");
+                    tracing::warn!(upstream = %upstream.name(), "upstream did not list in time");
                     upstream.set_health(Health::Down("no answer in time".to_owned()));
                 }
             }
@@ -133,27 +143,42 @@ impl Gateway {
             inner: Arc::new(Inner {
                 upstreams,
                 held,
-                owners: Mutex::new(owners),
+                claims: Mutex::new(claims),
+                capabilities,
                 stop: tokio_util::sync::CancellationToken::new(),
                 first: Mutex::new(first),
             }),
         })
     }
 
-    /// What the server needs from the gateway before it is built: tool list changes
-    /// announced (upstreams come and go), logging (upstream log lines pass through), and the
-    /// readiness check naming an upstream that is down.
+    /// What the server needs from the gateway before it is built: a capability only where an
+    /// upstream listed at start has it (tools always: upstreams come and go, and the tool list
+    /// with them), completion routed to the upstream owning the reference, and the readiness
+    /// check naming an upstream that is down.
     pub fn configure(&self, builder: ServerBuilder) -> ServerBuilder {
-        builder
+        let any = |f: fn(&smcp_proto::capabilities::ServerCapabilities) -> bool| {
+            self.inner.capabilities.values().any(f)
+        };
+        let mut builder = builder
             .tools_list_changed(true)
-            .logging(true)
+            .prompts_list_changed(any(|c| c.prompts.is_some()))
+            .resources_list_changed(any(|c| c.resources.is_some()))
+            .logging(any(|c| c.logging.is_some()))
             .health_check(Readiness {
                 inner: Arc::clone(&self.inner),
-            })
+            });
+        if any(|c| c.completions.is_some()) {
+            let inner = Arc::clone(&self.inner);
+            builder = builder.completion(move |request: smcp_server::CompletionRequest| {
+                let inner = Arc::clone(&inner);
+                async move { proxy::complete(request, |reference| inner.route(reference)).await }
+            });
+        }
+        builder
     }
 
-    /// Installs the tools listed at start in `server` and keeps them current: each upstream's
-    /// `tools/list_changed` and each restart lists its tools again.
+    /// Installs what was listed at start in `server` and keeps it current: each upstream's
+    /// `list_changed` notifications and each restart list it again.
     pub fn attach(&self, server: &Server) {
         let first = std::mem::take(
             &mut *self
@@ -163,13 +188,19 @@ impl Gateway {
                 .unwrap_or_else(PoisonError::into_inner),
         );
         for upstream in &self.inner.upstreams {
-            let tools = first.get(upstream.name()).cloned().unwrap_or_default();
-            let served = catalog::install(server, upstream, &self.inner.held, &[], tools);
+            let listing = first.get(upstream.name()).cloned().unwrap_or_default();
+            let installed = catalog::install(
+                server,
+                upstream,
+                &self.inner.held,
+                &Installed::default(),
+                listing,
+            );
             tokio::spawn(watch(
                 Arc::clone(&self.inner),
                 Arc::clone(upstream),
                 server.clone(),
-                served,
+                installed,
             ));
         }
     }
@@ -204,34 +235,55 @@ impl Inner {
             .collect()
     }
 
-    /// Lists `upstream`'s tools again and puts them in the server in place of `had`.
-    async fn refresh(&self, upstream: &Arc<Upstream>, server: &Server, had: &mut Vec<String>) {
-        let tools = match upstream.client().list_tools().await {
-            Ok(tools) => tools,
+    /// Lists what `upstream` serves again and puts it in the server in place of `had`.
+    async fn refresh(&self, upstream: &Arc<Upstream>, server: &Server, had: &mut Installed) {
+        let listing = match catalog::list(upstream).await {
+            Ok(listing) => listing,
             Err(e) => {
-                tracing::warn!(upstream = %upstream.name(), error = %e, "upstream tools not listed");
+                tracing::warn!(upstream = %upstream.name(), error = %e, "upstream not listed");
                 upstream.failed(&e);
                 return;
             }
         };
-        let served = catalog::served(upstream, tools);
-        let claimed = catalog::claim(
-            &mut self.owners.lock().unwrap_or_else(PoisonError::into_inner),
-            upstream.name(),
-            &served,
-        );
+        let claimed = self
+            .claims
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .claim(upstream.name(), &listing);
         if let Err(e) = claimed {
-            tracing::error!(error = %e, "upstream tools refused");
+            tracing::error!(error = %e, "upstream items refused");
             upstream.set_health(Health::Down(e.to_string()));
             return;
         }
-        *had = catalog::install(server, upstream, &self.held, had, served);
+        *had = catalog::install(server, upstream, &self.held, had, listing);
+    }
+
+    /// The upstream owning a completion's reference, with the reference as it knows it.
+    fn route(
+        &self,
+        reference: &smcp_proto::server::utilities::completion::CompletionReference,
+    ) -> proxy::Route {
+        use smcp_proto::server::utilities::completion::CompletionReference;
+        let claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
+        let (owner, upstream_reference) = match reference {
+            CompletionReference::Prompt(p) => {
+                let (owner, original) = claims.prompts.get(&p.name)?;
+                (owner.clone(), proxy::prompt_reference(original))
+            }
+            CompletionReference::ResourceTemplate(t) => {
+                let (owner, original) = claims.templates.get(&t.uri)?;
+                (owner.clone(), proxy::template_reference(original))
+            }
+        };
+        drop(claims);
+        let upstream = self.upstreams.iter().find(|u| u.name() == owner)?;
+        Some((Arc::clone(upstream), upstream_reference))
     }
 }
 
-/// Keeps `upstream`'s tools current in `server` until the gateway is closed or the server
-/// drains.
-async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut had: Vec<String>) {
+/// Keeps what `upstream` serves current in `server` until the gateway is closed or the
+/// server drains.
+async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut had: Installed) {
     let stop = inner.stop.clone();
     let mut pause = upstream.config.restart.initial_backoff;
     let mut listed_up = upstream.health() == Health::Up;
@@ -245,6 +297,8 @@ async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut h
         }
         let mut changes = upstream.client().listen(SubscriptionFilter {
             tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
             ..SubscriptionFilter::default()
         });
         loop {
@@ -253,7 +307,11 @@ async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut h
                 () = stop.cancelled() => return,
             };
             match event {
-                Some(Ok(SubscriptionEvent::ToolsListChanged)) => {
+                Some(Ok(
+                    SubscriptionEvent::ToolsListChanged
+                    | SubscriptionEvent::PromptsListChanged
+                    | SubscriptionEvent::ResourcesListChanged,
+                )) => {
                     pause = upstream.config.restart.initial_backoff;
                     inner.refresh(&upstream, &server, &mut had).await;
                 }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::{Bridge, BridgeHandler, CALL};
 use crate::config::{Transport, UpstreamConfig};
-use crate::error::{GatewayError, upstream_is_down};
+use crate::error::{GatewayError, call_error, upstream_is_down};
 use crate::held::{Event, HeldCalls};
 
 /// Whether an upstream is serving.
@@ -128,6 +128,11 @@ impl Upstream {
                 Ok(client) => {
                     let probe =
                         tokio::time::timeout(self.config.timeout, client.list_tools()).await;
+                    // Any answer, an error answer included, shows the program serving.
+                    let probe = match probe {
+                        Ok(Err(e)) if e.jsonrpc_error().is_some() => Ok(Ok(Vec::new())),
+                        other => other,
+                    };
                     match probe {
                         Ok(Ok(_)) => {
                             *self.client.write().unwrap_or_else(PoisonError::into_inner) = client;
@@ -198,17 +203,7 @@ impl Upstream {
     ) -> Result<smcp_proto::server::tools::CallToolResult, HandlerError> {
         let limit = self.config.timeout;
         self.ready(limit).await?;
-        let permit = tokio::time::timeout(limit, Arc::clone(&self.permits).acquire_owned())
-            .await
-            .map_err(|_| {
-                HandlerError::internal(format!(
-                    "upstream {:?} is at its limit of {} calls in flight; none ended within {}s",
-                    self.name(),
-                    self.config.max_concurrency,
-                    limit.as_secs()
-                ))
-            })?
-            .map_err(|_| HandlerError::internal("the gateway is shutting down"))?;
+        let permit = self.permit(limit).await?;
         let cancel = CancellationToken::new();
         let (link, call) = HeldCalls::open(self.name(), cancel.clone());
         let mut request = self
@@ -239,6 +234,52 @@ impl Upstream {
             let _ = link.send(Event::Done(result)).await;
         }));
         held.drive(call, ctx).await
+    }
+}
+
+impl Upstream {
+    /// A request other than a tool call (a prompt, a resource read, a completion) for a
+    /// client request: within the concurrency limit and the timeout; a question the upstream
+    /// asks meanwhile is refused (only tool calls are held for the client's answer).
+    pub(crate) async fn request<T, F, Fut>(self: &Arc<Self>, f: F) -> Result<T, HandlerError>
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, smcp_client::Error>>,
+    {
+        let limit = self.config.timeout;
+        self.ready(limit).await?;
+        let _permit = self.permit(limit).await?;
+        // A link nobody reads: a question asked in this request's task is refused at once.
+        let (refuse, _) = tokio::sync::mpsc::channel(1);
+        let result = CALL.scope(refuse, f(self.client())).await;
+        match result {
+            Ok(value) => {
+                self.succeeded();
+                Ok(value)
+            }
+            Err(e) => {
+                self.failed(&e);
+                Err(call_error(self.name(), &e))
+            }
+        }
+    }
+
+    /// A permit of the concurrency limit, waited for within `limit`.
+    async fn permit(
+        &self,
+        limit: Duration,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, HandlerError> {
+        tokio::time::timeout(limit, Arc::clone(&self.permits).acquire_owned())
+            .await
+            .map_err(|_| {
+                HandlerError::internal(format!(
+                    "upstream {:?} is at its limit of {} requests in flight; none ended within {}s",
+                    self.name(),
+                    self.config.max_concurrency,
+                    limit.as_secs()
+                ))
+            })?
+            .map_err(|_| HandlerError::internal("the gateway is shutting down"))
     }
 }
 

@@ -163,6 +163,17 @@ impl PromptBuilder {
         self
     }
 
+    /// Declares an argument as a [`PromptArgument`] (title, description and requiredness as
+    /// given), e.g. one another server listed.
+    #[must_use]
+    pub fn argument_definition(mut self, argument: PromptArgument) -> Self {
+        self.prompt
+            .arguments
+            .get_or_insert_with(Vec::new)
+            .push(argument);
+        self
+    }
+
     /// The async function that renders it.
     ///
     /// # Examples

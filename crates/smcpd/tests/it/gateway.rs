@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde_json::json;
 use smcp_client::{CancellationToken, Client};
 
@@ -60,6 +61,7 @@ name = "old"
 command = ["{smcpd}", "--stdio", "--log", "info"]
 era = "2025-11-25"
 tools.deny = ["toggle_extra"]
+resources.deny = ["smcp://readme", "smcp://clock"]
 "#;
 
 fn client(gateway: &Smcpd, asked: &Confirm) -> Client {
@@ -158,6 +160,92 @@ async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gate
         assert_eq!(seen.len(), 10, "{tool}: {seen:?}");
         assert_eq!(seen.last(), Some(&10.0), "{tool}: {seen:?}");
     }
+
+    // Prompts under their upstream's prefix, resources under their own URIs, completion
+    // routed to the prompt's upstream.
+    let prompts: Vec<String> = client
+        .list_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(prompts, ["now_greet", "old_greet"]);
+    let greeting = client
+        .get_prompt(
+            "old_greet",
+            std::collections::BTreeMap::from([("name".to_owned(), "Grace".to_owned())]),
+        )
+        .await
+        .unwrap();
+    assert!(format!("{greeting:?}").contains("Grace"), "{greeting:?}");
+    let readme = client.read_resource("smcp://readme").await.unwrap();
+    assert!(format!("{readme:?}").contains("smcpd is the smcp reference server"));
+    let completed = client
+        .complete(
+            smcp_client::proto::server::utilities::completion::CompletionReference::Prompt(
+                smcp_client::proto::server::utilities::completion::PromptReference {
+                    name: "now_greet".to_owned(),
+                    title: None,
+                },
+            ),
+            "name",
+            "A",
+            std::collections::BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(completed.completion.values, ["Ada", "Alan"]);
+    let discovered = client.discover().await.unwrap().capabilities;
+    assert!(discovered.prompts.is_some() && discovered.resources.is_some());
+    assert!(discovered.completions.is_some() && discovered.logging.is_some());
+    assert!(
+        discovered.resources.as_ref().unwrap().subscribe != Some(true),
+        "subscriptions are not passed through, so not claimed: {discovered:?}"
+    );
+
+    // An upstream's list change reaches the gateway's listeners, with the new tool served.
+    let mut changes = client.listen(smcp_client::SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..smcp_client::SubscriptionFilter::default()
+    });
+    let acknowledged = tokio::time::timeout(Duration::from_secs(10), changes.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            acknowledged,
+            Some(Ok(smcp_client::SubscriptionEvent::Acknowledged(_)))
+        ),
+        "{acknowledged:?}"
+    );
+    client
+        .call_tool("now_toggle_extra", json!({}))
+        .await
+        .unwrap();
+    let changed = tokio::time::timeout(Duration::from_secs(10), changes.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            changed,
+            Some(Ok(smcp_client::SubscriptionEvent::ToolsListChanged))
+        ),
+        "{changed:?}"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let tools = client.list_tools().await.unwrap();
+        if tools.iter().any(|t| t.name == "now_extra") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "now_extra never listed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(changes);
 
     // A stopped gateway stops its upstream programs.
     let upstreams = children(gateway.child.id());
@@ -300,7 +388,7 @@ fn two_upstreams_offering_one_name_stop_the_start_naming_both() {
     let (status, stderr) = run_to_end(&path);
     assert!(!status.success());
     assert!(
-        stderr.contains(r#"the tool name "echo" is offered by upstream "a" and by upstream "b""#),
+        stderr.contains(r#"the tool "echo" is offered by upstream "a" and by upstream "b""#),
         "{stderr}"
     );
 }

@@ -1,0 +1,218 @@
+//! The served items that call through: each upstream item's definition under the gateway's
+//! name, with a handler that forwards to its upstream under the upstream's name; and the
+//! completion handler that routes by reference.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use smcp_proto::server::prompts::Prompt;
+use smcp_proto::server::resources::{Resource, ResourceTemplate};
+use smcp_proto::server::tools::{CallToolResult, Tool};
+use smcp_proto::server::utilities::completion::{
+    CompletionReference, PromptReference, ResourceTemplateReference,
+};
+use smcp_server::tools::BoxFuture;
+use smcp_server::{
+    Completion, CompletionRequest, HandlerError, PromptBuilder, ResourceBuilder, ToolBuilder,
+    ToolCall, ToolHandler,
+};
+
+use crate::held::HeldCalls;
+use crate::upstream::Upstream;
+
+/// The served tool.
+pub(crate) fn tool(
+    name: &str,
+    tool: Tool,
+    upstream: &Arc<Upstream>,
+    held: &Arc<HeldCalls>,
+) -> ToolBuilder {
+    let mut builder = smcp_server::tool(name).input_schema(Value::Object(tool.input_schema));
+    if let Some(title) = tool.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = tool.description {
+        builder = builder.description(description);
+    }
+    if let Some(schema) = tool.output_schema {
+        builder = builder.output_schema(Value::Object(schema));
+    }
+    if let Some(annotations) = tool.annotations {
+        builder = builder.annotations(annotations);
+    }
+    if let Some(icons) = tool.icons {
+        builder = builder.icons(icons);
+    }
+    if let Some(meta) = tool.meta {
+        builder = builder.meta(meta);
+    }
+    builder.handler_impl(ToolProxy {
+        upstream: Arc::clone(upstream),
+        tool: tool.name,
+        held: Arc::clone(held),
+    })
+}
+
+/// A served tool's handler.
+struct ToolProxy {
+    upstream: Arc<Upstream>,
+    /// The tool's name upstream.
+    tool: String,
+    held: Arc<HeldCalls>,
+}
+
+impl ToolHandler for ToolProxy {
+    fn call(&self, call: ToolCall) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let upstream = Arc::clone(&self.upstream);
+        let held = Arc::clone(&self.held);
+        let tool = self.tool.clone();
+        Box::pin(async move {
+            if call.input.round() > 0 {
+                held.resume(&call.ctx, &call.input).await
+            } else {
+                upstream
+                    .call_tool(&held, &call.ctx, &tool, call.arguments)
+                    .await
+            }
+        })
+    }
+}
+
+/// The served prompt.
+pub(crate) fn prompt(name: &str, prompt: Prompt, upstream: &Arc<Upstream>) -> PromptBuilder {
+    let mut builder = smcp_server::prompt(name);
+    if let Some(title) = prompt.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = prompt.description {
+        builder = builder.description(description);
+    }
+    if let Some(icons) = prompt.icons {
+        builder = builder.icons(icons);
+    }
+    if let Some(meta) = prompt.meta {
+        builder = builder.meta(meta);
+    }
+    for argument in prompt.arguments.unwrap_or_default() {
+        builder = builder.argument_definition(argument);
+    }
+    let upstream = Arc::clone(upstream);
+    let original = prompt.name;
+    builder.handler(move |get| {
+        let upstream = Arc::clone(&upstream);
+        let original = original.clone();
+        async move {
+            upstream
+                .request(|client| async move { client.get_prompt(&original, get.arguments).await })
+                .await
+        }
+    })
+}
+
+/// The served resource, under its own URI.
+pub(crate) fn resource(resource: Resource, upstream: &Arc<Upstream>) -> ResourceBuilder {
+    let mut builder = smcp_server::resource(resource.uri, resource.name);
+    if let Some(title) = resource.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = resource.description {
+        builder = builder.description(description);
+    }
+    if let Some(mime_type) = resource.mime_type {
+        builder = builder.mime_type(mime_type);
+    }
+    if let Some(annotations) = resource.annotations {
+        builder = builder.annotations(annotations);
+    }
+    if let Some(size) = resource.size {
+        builder = builder.size(size);
+    }
+    if let Some(icons) = resource.icons {
+        builder = builder.icons(icons);
+    }
+    if let Some(meta) = resource.meta {
+        builder = builder.meta(meta);
+    }
+    reads_through(builder, upstream)
+}
+
+/// The served resource template, under its own URI template.
+pub(crate) fn template(template: ResourceTemplate, upstream: &Arc<Upstream>) -> ResourceBuilder {
+    let mut builder = smcp_server::resource_template(template.uri_template, template.name);
+    if let Some(title) = template.title {
+        builder = builder.title(title);
+    }
+    if let Some(description) = template.description {
+        builder = builder.description(description);
+    }
+    if let Some(mime_type) = template.mime_type {
+        builder = builder.mime_type(mime_type);
+    }
+    if let Some(annotations) = template.annotations {
+        builder = builder.annotations(annotations);
+    }
+    if let Some(icons) = template.icons {
+        builder = builder.icons(icons);
+    }
+    if let Some(meta) = template.meta {
+        builder = builder.meta(meta);
+    }
+    reads_through(builder, upstream)
+}
+
+fn reads_through(builder: ResourceBuilder, upstream: &Arc<Upstream>) -> ResourceBuilder {
+    let upstream = Arc::clone(upstream);
+    builder.handler(move |read| {
+        let upstream = Arc::clone(&upstream);
+        async move {
+            let uri = read.uri;
+            let result = upstream
+                .request(|client| async move { client.read_resource(&uri).await })
+                .await?;
+            Ok(result.contents)
+        }
+    })
+}
+
+/// Which upstream completes a reference, and the reference as it knows it.
+pub(crate) type Route = Option<(Arc<Upstream>, CompletionReference)>;
+
+/// Completes through the upstream that owns the reference (`route`); a reference no
+/// upstream owns gets no values.
+pub(crate) async fn complete(
+    request: CompletionRequest,
+    route: impl FnOnce(&CompletionReference) -> Route,
+) -> Result<Completion, HandlerError> {
+    let Some((upstream, reference)) = route(&request.reference) else {
+        return Ok(Completion::values(Vec::new()));
+    };
+    let CompletionRequest {
+        argument,
+        value,
+        context_arguments,
+        ..
+    } = request;
+    let result = upstream
+        .request(|client| async move {
+            client
+                .complete(reference, &argument, &value, context_arguments)
+                .await
+        })
+        .await?;
+    Ok(result.completion)
+}
+
+/// The upstream's own reference for a prompt it serves as `original`.
+pub(crate) fn prompt_reference(original: &str) -> CompletionReference {
+    CompletionReference::Prompt(PromptReference {
+        name: original.to_owned(),
+        title: None,
+    })
+}
+
+/// The upstream's own reference for a template (the URI template is not renamed).
+pub(crate) fn template_reference(uri: &str) -> CompletionReference {
+    CompletionReference::ResourceTemplate(ResourceTemplateReference {
+        uri: uri.to_owned(),
+    })
+}
