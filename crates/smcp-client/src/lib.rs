@@ -74,7 +74,9 @@ mod transport;
 
 pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;
-pub use client::{Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
+pub use client::{
+    Client, ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT, Round, RoundOutcome,
+};
 pub use error::{Error, Result};
 pub use error_kind::ErrorKind;
 pub use files::{FileTransfer, Progress, TransferError};

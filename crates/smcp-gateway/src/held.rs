@@ -157,12 +157,9 @@ impl HeldCalls {
                 Some(Event::Ask(question, answer)) => {
                     let capability = capability_of(&question);
                     if !ctx.has_capability(capability) {
-                        // The upstream gets an error answer and decides what its call does.
-                        let _ = answer.send(Err(format!(
-                            "the client did not declare the {} capability",
-                            capability.join(".")
-                        )));
-                        continue;
+                        // As a server asking directly would: −32021, naming the capability;
+                        // the upstream request is cancelled (the guard).
+                        return Err(missing(capability));
                     }
                     drop(events);
                     let held = self.hold(call, question, answer)?;
@@ -275,6 +272,23 @@ impl HeldCalls {
         let _ = held.answer.send(Ok(response.clone()));
         self.drive(held.call, ctx).await
     }
+}
+
+/// −32021 for the capability at `path` (`["elicitation", "url"]`).
+fn missing(path: &[&str]) -> HandlerError {
+    let mut required = serde_json::Map::new();
+    for name in path.iter().rev() {
+        let mut outer = serde_json::Map::new();
+        outer.insert((*name).to_owned(), Value::Object(required));
+        required = outer;
+    }
+    HandlerError::Rpc(ErrorObject::missing_required_client_capability(
+        format!(
+            "the upstream asks for input this client did not declare ({})",
+            path.join(".")
+        ),
+        required,
+    ))
 }
 
 /// Cancels the upstream request when dropped while armed.

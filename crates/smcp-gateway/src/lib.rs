@@ -21,8 +21,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The catalog is every upstream's tools under its prefix (`everything_echo`). A call runs in
-//! a task of its own: when a 2025 upstream asks the user something in the middle of it
+//! The catalog is every upstream's tools under its prefix (`everything_echo`). A 2026-07-28
+//! upstream's `InputRequiredResult` passes through to the client, its `requestState` sealed
+//! inside the gateway's, so any instance can take the retry. A call to an earlier revision runs
+//! in a task of its own: when the upstream asks the user something in the middle of it
 //! (`elicitation/create`, `sampling/createMessage`, `roots/list`), the client gets an
 //! `InputRequiredResult` whose sealed `requestState` names this instance and the held call,
 //! and its retry answers the upstream and the call goes on. Progress and log lines pass
@@ -35,7 +37,8 @@
 //! |---|---|
 //! | `config` | [`GatewayConfig`]: the TOML file, checked before anything starts |
 //! | `upstream` | one upstream: its client, health, concurrency limit, restarts; a call in its own task |
-//! | `held` | calls held for the client's answer: the `InputRequiredResult` and the retry |
+//! | `passthrough` | a 2026-07-28 upstream, one round at a time: its `InputRequiredResult` passed on, its state sealed in the gateway's, nothing held |
+//! | `held` | a call to an earlier-revision upstream, held for the client's answer: the `InputRequiredResult` and the retry |
 //! | `bridge` | the upstream client's input handler: an upstream's question to the call it belongs to |
 //! | `catalog` | what each upstream serves under the gateway's names, collisions, installing it in the server |
 //! | `proxy` | the served tools, prompts, resources and templates that call through; completion routed by reference |
@@ -46,6 +49,7 @@ mod catalog;
 pub mod config;
 mod error;
 mod held;
+mod passthrough;
 mod proxy;
 mod upstream;
 

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+use smcp_proto::messages::method;
 use smcp_proto::server::prompts::Prompt;
-use smcp_proto::server::resources::{Resource, ResourceTemplate};
+use smcp_proto::server::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use smcp_proto::server::tools::{CallToolResult, Tool};
 use smcp_proto::server::utilities::completion::{
     CompletionReference, PromptReference, ResourceTemplateReference,
@@ -67,7 +68,14 @@ impl ToolHandler for ToolProxy {
         let held = Arc::clone(&self.held);
         let tool = self.tool.clone();
         Box::pin(async move {
-            if call.input.round() > 0 {
+            if upstream.stateless() {
+                let mut params = Map::new();
+                params.insert("name".to_owned(), Value::String(tool));
+                params.insert("arguments".to_owned(), Value::Object(call.arguments));
+                upstream
+                    .pass(&call.ctx, &call.input, method::TOOLS_CALL, params)
+                    .await
+            } else if call.input.round() > 0 {
                 held.resume(&call.ctx, &call.input).await
             } else {
                 upstream
@@ -102,6 +110,19 @@ pub(crate) fn prompt(name: &str, prompt: Prompt, upstream: &Arc<Upstream>) -> Pr
         let upstream = Arc::clone(&upstream);
         let original = original.clone();
         async move {
+            if upstream.stateless() {
+                let mut params = Map::new();
+                params.insert("name".to_owned(), Value::String(original));
+                let arguments = get
+                    .arguments
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect();
+                params.insert("arguments".to_owned(), Value::Object(arguments));
+                return upstream
+                    .pass(&get.ctx, &get.input, method::PROMPTS_GET, params)
+                    .await;
+            }
             upstream
                 .request(|client| async move { client.get_prompt(&original, get.arguments).await })
                 .await
@@ -165,10 +186,18 @@ fn reads_through(builder: ResourceBuilder, upstream: &Arc<Upstream>) -> Resource
     builder.handler(move |read| {
         let upstream = Arc::clone(&upstream);
         async move {
-            let uri = read.uri;
-            let result = upstream
-                .request(|client| async move { client.read_resource(&uri).await })
-                .await?;
+            let result: ReadResourceResult = if upstream.stateless() {
+                let mut params = Map::new();
+                params.insert("uri".to_owned(), Value::String(read.uri));
+                upstream
+                    .pass(&read.ctx, &read.input, method::RESOURCES_READ, params)
+                    .await?
+            } else {
+                let uri = read.uri;
+                upstream
+                    .request(|client| async move { client.read_resource(&uri).await })
+                    .await?
+            };
             Ok(result.contents)
         }
     })

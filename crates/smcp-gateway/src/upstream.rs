@@ -264,6 +264,45 @@ impl Upstream {
         }
     }
 
+    /// Whether the upstream speaks 2026-07-28 (its questions pass through, nothing held).
+    pub(crate) fn stateless(&self) -> bool {
+        self.client().era() == Some(smcp_client::Era::Stateless)
+    }
+
+    /// One round of `method` to a 2026-07-28 upstream for a client request, within the
+    /// concurrency limit (`passthrough.rs`); the result decoded as `T`.
+    pub(crate) async fn pass<T: serde::de::DeserializeOwned>(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        input: &smcp_server::mrtr::Input,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<T, HandlerError> {
+        let limit = self.config.timeout;
+        self.ready(limit).await?;
+        let _permit = self.permit(limit).await?;
+        let result =
+            match crate::passthrough::round(self.client(), ctx, input, method, params).await {
+                Ok(result) => {
+                    self.succeeded();
+                    result?
+                }
+                Err(e) => {
+                    self.failed(&e);
+                    return Err(call_error(self.name(), &e));
+                }
+            };
+        serde_json::from_value(result).map_err(|e| {
+            // Its position only: a serde message can quote the payload.
+            HandlerError::internal(format!(
+                "upstream {:?} sent a malformed {method} result (at line {} column {})",
+                self.name(),
+                e.line(),
+                e.column()
+            ))
+        })
+    }
+
     /// A permit of the concurrency limit, waited for within `limit`.
     async fn permit(
         &self,

@@ -11,6 +11,7 @@
 //! | `handle` | [`Client`] and its shared state; what it tells about the connection (URL, era, version, capabilities) |
 //! | `request` | one request: `_meta`, headers, the send, the −32022 renegotiation and safe resends |
 //! | `rounds` | one logical call: the cache, the MRTR rounds, the tool list refresh after −32020, a task reply |
+//! | `round` | [`Client::round`]: one round whose `InputRequiredResult` is returned, not answered (for an intermediary) |
 //! | `pages` | pagination (`nextCursor`) |
 //! | `result` | reading a result: `resultType`, the typed decode, the call timeout |
 //! | `cache_snapshot` | [`Client::cache_snapshot`] and [`Client::restore_cache`] |
@@ -21,8 +22,10 @@ mod handle;
 mod pages;
 mod request;
 mod result;
+mod round;
 mod rounds;
 
 pub use builder::{ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use handle::Client;
 pub(crate) use result::{Reply, ResultKind, decode, object_arg, result_kind, with_timeout};
+pub use round::{Round, RoundOutcome};

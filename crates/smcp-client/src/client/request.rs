@@ -20,7 +20,9 @@ use crate::response::{Sink, read_response};
 use crate::transport::ResponseStream;
 
 impl Client {
-    /// Adds the required `_meta` members (A4 items 44–45), keeping any already there.
+    /// Adds the required `_meta` members (A4 items 44–45), keeping any already there: the
+    /// protocol version and client info are the client's own; the capabilities only unless the
+    /// request states them.
     fn stamp_meta(&self, method_name: &str, params: &mut Map<String, Value>) {
         let mut caps = self.capabilities();
         if self.declares_tasks(method_name, Some(params)) {
@@ -39,10 +41,13 @@ impl Client {
                 meta::PROTOCOL_VERSION.to_owned(),
                 Value::String(self.protocol_version()),
             );
-            m.insert(
-                meta::CLIENT_CAPABILITIES.to_owned(),
-                serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new())),
-            );
+            // A round that declares its own client's capabilities keeps them (`round.rs`).
+            if !m.contains_key(meta::CLIENT_CAPABILITIES) {
+                m.insert(
+                    meta::CLIENT_CAPABILITIES.to_owned(),
+                    serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new())),
+                );
+            }
             if let Some(info) = &self.inner.client_info
                 && let Ok(v) = serde_json::to_value(info)
             {

@@ -15,6 +15,7 @@ mod param_headers;
 mod python_interop;
 mod python_interop_2025;
 mod retry;
+mod round;
 mod smcpd;
 mod stdio;
 mod tasks;

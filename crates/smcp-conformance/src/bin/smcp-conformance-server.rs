@@ -2,6 +2,9 @@
 //! the fixture surface at `/mcp`, plus the SEP-2631 `files_*` fixtures and their data plane
 //! (`/files/...`). Prints `listening on https://ADDR/mcp` (or `http://` without TLS; plain
 //! HTTP descriptors are then allowed, on loopback only).
+//!
+//! `smcp-conformance-server --stdio`: the same fixtures but the files on stdin and stdout,
+//! for a host that launches it (the gateway's conformance leg fronts it this way).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,6 +19,10 @@ use smcp_server::http::tls;
 /// Serves the conformance fixtures.
 #[derive(Debug, Parser)]
 struct Args {
+    /// Serve on stdin and stdout instead of HTTP (no SEP-2631 fixtures: they need the data
+    /// plane).
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key", "tls_self_signed", "redis"])]
+    stdio: bool,
     /// Address to listen on (loopback by default; port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
@@ -82,6 +89,9 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    if args.stdio {
+        return serve_stdio(&args).await;
+    }
     let tls_config = match (&args.tls_self_signed, &args.tls_cert, &args.tls_key) {
         (Some(dir), _, _) => {
             let certs = tls::write_dev_certificates(dir, &["127.0.0.1", "localhost", "::1"])?;
@@ -180,5 +190,23 @@ async fn main() -> anyhow::Result<()> {
         tracing::warn!(dir = %dir.display(), error = %e, "could not remove the file store");
     }
     served?;
+    Ok(())
+}
+
+/// `--stdio`: the fixtures but the files, on stdin and stdout, until stdin closes.
+async fn serve_stdio(args: &Args) -> anyhow::Result<()> {
+    let mrtr = smcpd::mrtr_config(
+        &args.state_key.iter().cloned().collect::<Vec<_>>(),
+        std::time::Duration::from_secs(600),
+    )
+    .context("--state-key")?;
+    let server =
+        smcp_conformance::server::server_with(smcp_conformance::server::Fixture::new().mrtr(mrtr))?;
+    smcp_server::serve_stdio(
+        &server,
+        smcp_server::shutdown_signal(),
+        smcp_server::StdioOptions::default(),
+    )
+    .await?;
     Ok(())
 }

@@ -1,6 +1,10 @@
-//! An upstream that asks in the middle of a call, through the gateway: the client gets an
-//! `InputRequiredResult`, its retry answers the held upstream request; a retry on another
-//! instance, a second retry, a client without the capability each get a precise error.
+//! An upstream that asks in the middle of a call, through the gateway.
+//!
+//! At 2026-07-28 the question passes through (its key as the upstream chose it, the upstream's
+//! state sealed in the gateway's): any instance takes the retry. At 2025-11-25 the upstream
+//! asks with a request in the middle of the call, which is held: the retry must come back to
+//! the instance holding it; a retry elsewhere, a second retry, a client without the capability
+//! each get a precise error.
 
 use serde_json::{Value, json};
 use smcp_proto::client::elicitation::{ElicitAction, ElicitValue};
@@ -38,7 +42,13 @@ async fn asking_upstream() -> (Server, Served) {
     (server, served)
 }
 
+/// The upstream at 2025-11-25: its questions are requests in the middle of the call.
 fn config(url: &str) -> String {
+    format!("[[upstream]]\nname = \"up\"\nurl = \"{url}\"\nera = \"2025-11-25\"\n")
+}
+
+/// The upstream at 2026-07-28: its questions pass through.
+fn config_2026(url: &str) -> String {
     format!("[[upstream]]\nname = \"up\"\nurl = \"{url}\"\n")
 }
 
@@ -46,8 +56,9 @@ fn accept() -> Value {
     json!({"upstream": {"action": "accept", "content": {"ok": true}}})
 }
 
-/// The first round: an `InputRequiredResult` asking the upstream's question; its state.
-async fn first_round(svc: &smcp_server::McpService) -> String {
+/// The first round: an `InputRequiredResult` asking the upstream's question under `key`; its
+/// state.
+async fn first_round_keyed(svc: &smcp_server::McpService, key: &str) -> String {
     let (status, body) = common::call(
         svc,
         "up_confirm",
@@ -57,10 +68,49 @@ async fn first_round(svc: &smcp_server::McpService) -> String {
     assert_eq!(status, 200, "{body}");
     let result = &body["result"];
     assert_eq!(result["resultType"], "input_required", "{body}");
-    let question = &result["inputRequests"]["upstream"];
+    let question = &result["inputRequests"][key];
     assert_eq!(question["method"], "elicitation/create", "{body}");
     assert_eq!(question["params"]["message"], "Really deploy?", "{body}");
     result["requestState"].as_str().unwrap().to_owned()
+}
+
+async fn first_round(svc: &smcp_server::McpService) -> String {
+    first_round_keyed(svc, "upstream").await
+}
+
+#[tokio::test]
+async fn a_2026_question_passes_through_and_any_instance_takes_the_retry() {
+    let (_upstream, served) = asking_upstream().await;
+    let (first_gw, first) = common::gateway(&config_2026(&served.url)).await;
+    let (_second_gw, second) = common::gateway(&config_2026(&served.url)).await;
+    // The upstream's own key, not one of the gateway's.
+    let state = first_round_keyed(&first.service(), "ok").await;
+    assert_eq!(first_gw.held_calls(), 0, "nothing held");
+    let (status, body) = common::call(
+        &second.service(),
+        "up_confirm",
+        json!({
+            "arguments": {"action": "deploy"},
+            "inputResponses": {"ok": {"action": "accept", "content": {"ok": true}}, "extra": 1},
+            "requestState": state
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["result"]["content"][0]["text"], "done: deploy",
+        "{body}"
+    );
+
+    // A client that did not declare elicitation: the upstream sees its capabilities, not the
+    // gateway's, and refuses as it would directly.
+    let (_, body) = common::call(
+        &first.service(),
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "_meta": common::meta(json!({}))}),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32021, "{body}");
 }
 
 #[tokio::test]
@@ -146,10 +196,10 @@ async fn a_client_without_the_capability_is_not_asked() {
         json!({"arguments": {"action": "deploy"}, "_meta": common::meta(json!({}))}),
     )
     .await;
-    assert_ne!(body["result"]["resultType"], "input_required", "{body}");
-    let text = body.to_string();
-    assert!(
-        text.contains("did not declare the elicitation capability"),
+    assert_eq!(body["error"]["code"], -32021, "{body}");
+    assert_eq!(
+        body["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}}),
         "{body}"
     );
     assert_eq!(gateway.held_calls(), 0);

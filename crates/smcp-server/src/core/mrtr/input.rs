@@ -346,6 +346,12 @@ impl Input {
             .map(|p| UNIX_EPOCH + Duration::from_millis(p.expires_ms))
     }
 
+    /// Every `inputResponses` entry the request carried, unvalidated (an intermediary passes
+    /// them on as they came).
+    pub fn raw_responses(&self) -> &Map<String, Value> {
+        &self.shared.responses
+    }
+
     /// The raw `inputResponses` entry for `key`, unvalidated.
     pub fn raw_response(&self, key: &str) -> Option<&Value> {
         self.shared.responses.get(key)

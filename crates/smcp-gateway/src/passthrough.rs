@@ -1,0 +1,144 @@
+//! A request to a 2026-07-28 upstream, one round at a time, holding nothing: the client's
+//! capabilities go up with it (so the upstream asks only what the client can answer), an
+//! upstream's `InputRequiredResult` comes back to the client with its questions and keys as
+//! sent and the upstream's `requestState` sealed inside the gateway's own, and the retry's
+//! answers go up with the upstream's state. Any instance sharing the gateway's keys can take
+//! the retry.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use smcp_client::{Client, RoundOutcome};
+use smcp_proto::capabilities::ClientCapabilities;
+use smcp_proto::jsonrpc::Notification;
+use smcp_proto::messages::method;
+use smcp_proto::meta;
+use smcp_proto::patterns::progress::ProgressNotificationParams;
+use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
+use smcp_server::mrtr::{Input, InputRequired};
+use smcp_server::{HandlerError, RequestContext};
+use tokio::sync::mpsc;
+
+/// The notifications of one round waiting to be passed on; past it, dropped.
+const NOTIFICATION_ROOM: usize = 256;
+
+/// What the gateway's `requestState` carries for a passed-through round.
+#[derive(Debug, Serialize, Deserialize)]
+struct PassedState {
+    /// The upstream's `requestState`, if it sent one.
+    upstream: Option<String>,
+}
+
+/// One round of `method` (`params` as the upstream knows them) for the client request of
+/// `ctx` and `input`: the result, or an `InputRequiredResult` for the client.
+pub(crate) async fn round(
+    client: Client,
+    ctx: &RequestContext,
+    input: &Input,
+    method_name: &str,
+    mut params: Map<String, Value>,
+) -> Result<Result<Value, HandlerError>, smcp_client::Error> {
+    // The answers go up as they came, unknown keys included (the upstream ignores what it
+    // did not ask); a first request may carry answers too.
+    if !input.raw_responses().is_empty() {
+        params.insert(
+            "inputResponses".to_owned(),
+            Value::Object(input.raw_responses().clone()),
+        );
+    }
+    if input.round() > 0 {
+        let state: PassedState = match input.state() {
+            Ok(Some(state)) => state,
+            Ok(None) => {
+                return Ok(Err(HandlerError::invalid_params(
+                    "requestState: missing on a retry of a gateway request",
+                )));
+            }
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Some(upstream_state) = state.upstream {
+            params.insert("requestState".to_owned(), Value::String(upstream_state));
+        }
+    }
+    let mut up_meta = Map::new();
+    if ctx.progress_token().is_some() {
+        up_meta.insert(
+            meta::PROGRESS_TOKEN.to_owned(),
+            Value::String("gateway".to_owned()),
+        );
+    }
+    if let Some(level) = ctx.meta().get(meta::LOG_LEVEL) {
+        up_meta.insert(meta::LOG_LEVEL.to_owned(), level.clone());
+    }
+    params.insert("_meta".to_owned(), Value::Object(up_meta));
+    let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);
+    let sent = client
+        .round(method_name, Value::Object(params))?
+        .client_capabilities(&capabilities_of(ctx))
+        .cancellation(ctx.cancellation_token())
+        .on_notification(move |n| {
+            let _ = tx.try_send(n);
+        })
+        .send();
+    tokio::pin!(sent);
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            Some(n) = rx.recv() => pass_on(ctx, n).await,
+            outcome = &mut sent => break outcome?,
+        }
+    };
+    while let Ok(n) = rx.try_recv() {
+        pass_on(ctx, n).await;
+    }
+    Ok(match outcome {
+        RoundOutcome::Complete(result) => Ok(result),
+        RoundOutcome::InputRequired(asked) => {
+            let requests = asked.input_requests.unwrap_or_default();
+            let state = PassedState {
+                upstream: asked.request_state,
+            };
+            let mut required = InputRequired::new();
+            for (key, request) in requests {
+                required = required.request(key, request);
+            }
+            match required.state(&state) {
+                Ok(required) => Err(HandlerError::from(required)),
+                Err(e) => Err(e),
+            }
+        }
+        _ => Err(HandlerError::internal(format!(
+            "{method_name}: an upstream answer the gateway does not know"
+        ))),
+    })
+}
+
+/// The client's declared capabilities, as sent up: all but the tasks extension (the gateway
+/// does not pass tasks through yet, so the upstream must answer inline).
+fn capabilities_of(ctx: &RequestContext) -> ClientCapabilities {
+    let mut declared = ctx.client_capabilities().clone();
+    if let Some(Value::Object(extensions)) = declared.get_mut("extensions") {
+        extensions.remove(smcp_proto::ext::tasks::EXTENSION_ID);
+    }
+    serde_json::from_value(Value::Object(declared)).unwrap_or_default()
+}
+
+/// A progress or log notification of the upstream's, passed on under the client's own
+/// progress token.
+async fn pass_on(ctx: &RequestContext, n: Notification) {
+    let params = n.params.unwrap_or(Value::Null);
+    match n.method.as_str() {
+        method::PROGRESS => {
+            if let Ok(p) = serde_json::from_value::<ProgressNotificationParams>(params) {
+                let _ = ctx
+                    .progress(p.progress, p.total, p.message.as_deref())
+                    .await;
+            }
+        }
+        method::MESSAGE => {
+            if let Ok(line) = serde_json::from_value::<LoggingMessageNotificationParams>(params) {
+                let _ = ctx.log(line.level, line.logger.as_deref(), line.data).await;
+            }
+        }
+        other => tracing::debug!(method = other, "upstream notification not passed on"),
+    }
+}
