@@ -1,6 +1,8 @@
 //! `Client::round`: one round whose `InputRequiredResult` comes back as the server sent it,
 //! with the capabilities the caller declares for it.
 
+#![allow(clippy::unwrap_used)]
+
 use serde_json::json;
 use smcp_client::proto::server::tools::CallToolResult;
 use smcp_client::{Client, ErrorKind, RoundOutcome};
