@@ -239,16 +239,28 @@ impl Inner {
             .collect()
     }
 
-    /// Lists what `upstream` serves again and puts it in the server in place of `had`.
-    async fn refresh(&self, upstream: &Arc<Upstream>, server: &Server, had: &mut Installed) {
-        let listing = match catalog::list(upstream).await {
-            Ok(listing) => listing,
-            Err(e) => {
+    /// Lists what `upstream` serves again and puts it in the server in place of `had`;
+    /// whether it could be listed.
+    async fn refresh(
+        &self,
+        upstream: &Arc<Upstream>,
+        server: &Server,
+        had: &mut Installed,
+    ) -> bool {
+        let listed = tokio::time::timeout(upstream.config.timeout, catalog::list(upstream)).await;
+        let listing = match listed {
+            Ok(Ok(listing)) => listing,
+            Ok(Err(e)) => {
                 tracing::warn!(upstream = %upstream.name(), error = %e, "upstream not listed");
                 upstream.failed(&e);
-                return;
+                return false;
+            }
+            Err(_) => {
+                tracing::warn!(upstream = %upstream.name(), "upstream did not list in time");
+                return false;
             }
         };
+        upstream.succeeded();
         let claimed = self
             .claims
             .lock()
@@ -257,9 +269,10 @@ impl Inner {
         if let Err(e) = claimed {
             tracing::error!(error = %e, "upstream items refused");
             upstream.set_health(Health::Down(e.to_string()));
-            return;
+            return false;
         }
         *had = catalog::install(server, upstream, &self.held, had, listing);
+        true
     }
 
     /// The upstream owning a completion's reference, with the reference as it knows it.
@@ -293,11 +306,24 @@ async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut h
     let mut listed_up = upstream.health() == Health::Up;
     while !stop.is_cancelled() && !server.is_draining() {
         if !listed_up {
+            // A stdio program is up again when its restart says so; an HTTP upstream when it
+            // answers a list: tried again after a pause that grows.
+            let back = async {
+                if upstream.config.transport() == config::Transport::Stdio {
+                    upstream.wait_up().await;
+                } else {
+                    tokio::time::sleep(pause).await;
+                }
+            };
             tokio::select! {
-                () = upstream.wait_up() => {}
+                () = back => {}
                 () = stop.cancelled() => return,
             }
-            inner.refresh(&upstream, &server, &mut had).await;
+            if !inner.refresh(&upstream, &server, &mut had).await {
+                pause = (pause * 2).min(upstream.config.restart.max_backoff);
+                continue;
+            }
+            pause = upstream.config.restart.initial_backoff;
         }
         let mut changes = upstream.client().listen(SubscriptionFilter {
             tools_list_changed: Some(true),

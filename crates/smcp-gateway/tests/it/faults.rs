@@ -59,6 +59,19 @@ async fn answer(inner: &Server, request: Request) -> Response {
             .body(Body::from(text))
             .unwrap()
     };
+    if message["method"] == "tools/list" {
+        // The inner server's list, with one tool no server can serve (its schema's `type`
+        // is a number) that the gateway must leave out.
+        let request = http::Request::from_parts(parts, http_body_util::Full::new(bytes));
+        let response = inner.service().handle(request).await;
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let mut listed: Value = serde_json::from_slice(&body).unwrap();
+        listed["result"]["tools"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "unservable", "inputSchema": {"type": 5}}));
+        return json(listed.to_string());
+    }
     if message["method"] == "tools/call" {
         match message["params"]["name"].as_str() {
             Some("malformed") => return json("{\"jsonrpc\": \"2.0\", \"id\": ".to_owned()),
@@ -139,4 +152,70 @@ async fn each_misbehaviour_fails_its_call_precisely_and_the_other_upstream_serve
     assert_eq!(body["result"]["content"][0]["text"], "fine ran", "{body}");
     assert!(gateway.down().is_empty(), "{:?}", gateway.down());
     assert!(server.readiness().await.is_ready());
+}
+
+#[tokio::test]
+async fn an_upstream_down_at_start_is_named_and_the_others_serve() {
+    let good_server = echo_server("good", &["ping"]);
+    let good = common::serve_server(&good_server).await;
+    let bad = misbehaving().await;
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap();
+    let closed_url = format!("http://{closed_addr}/mcp");
+    drop(closed);
+    let (gateway, server) = common::gateway(&format!(
+        "[[upstream]]\nname = \"missing\"\nurl = \"{closed_url}\"\n\n\
+         [[upstream]]\nname = \"good\"\nurl = \"{}\"\n\n\
+         [[upstream]]\nname = \"bad\"\nurl = \"{}\"\n",
+        good.url, bad.url
+    ))
+    .await;
+    let down = gateway.down();
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert_eq!(down[0].0, "missing");
+    let readiness = format!("{:?}", server.readiness().await);
+    assert!(readiness.contains("missing"), "{readiness}");
+    let svc = server.service();
+    let (_, body) = common::call(&svc, "good_ping", json!({"arguments": {}})).await;
+    assert_eq!(body["result"]["content"][0]["text"], "ping ran", "{body}");
+    // The upstream's tool that cannot be served is left out; the rest of its list is served.
+    let (_, body) = common::call(&svc, "bad_fine", json!({"arguments": {}})).await;
+    assert_eq!(body["result"]["content"][0]["text"], "fine ran", "{body}");
+    let (_, body) = common::call(&svc, "bad_unservable", json!({"arguments": {}})).await;
+    assert!(body["error"].is_object(), "not served: {body}");
+
+    // When it comes up, its tools join the catalog and it is no longer named.
+    let listener = tokio::net::TcpListener::bind(closed_addr).await.unwrap();
+    let late_server = echo_server("late", &["hello"]);
+    tokio::spawn(smcp_server::serve(
+        listener,
+        late_server.service(),
+        smcp_server::ServeOptions::default(),
+        std::future::pending::<()>(),
+    ));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, body) = common::call(&svc, "missing_hello", json!({"arguments": {}})).await;
+        if body["result"]["content"][0]["text"] == "hello ran" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never served: {body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gateway.down().is_empty(), "{:?}", gateway.down());
+}
+
+#[tokio::test]
+async fn a_program_that_cannot_be_started_stops_the_start_naming_it() {
+    let config = smcp_gateway::GatewayConfig::parse(
+        "[[upstream]]\nname = \"missing\"\ncommand = [\"/nonexistent/mcp-server\"]\n",
+    )
+    .unwrap();
+    let error = smcp_gateway::Gateway::start(config).await.unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("upstream \"missing\"") && text.contains("/nonexistent/mcp-server"),
+        "{text}"
+    );
 }
