@@ -40,6 +40,8 @@ mod files_presign;
 mod files_s3;
 #[cfg(all(feature = "gateway", feature = "legacy"))]
 mod gateway;
+#[cfg(all(feature = "gateway", feature = "legacy"))]
+mod gateway_python;
 mod legacy_flags;
 mod legacy_python;
 mod legacy_self;
