@@ -42,6 +42,7 @@
 //! | `bridge` | the upstream client's input handler: an upstream's question to the call it belongs to |
 //! | `catalog` | what each upstream serves under the gateway's names, collisions, installing it in the server |
 //! | `proxy` | the served tools, prompts, resources and templates that call through; completion routed by reference |
+//! | `tasks` | SEP-2663 tasks of 2026-07-28 upstreams passed through: a task's id names its upstream |
 //! | `error` | [`GatewayError`]; how an upstream's failure reaches the client |
 
 mod bridge;
@@ -51,6 +52,7 @@ mod error;
 mod held;
 mod passthrough;
 mod proxy;
+mod tasks;
 mod upstream;
 
 use std::collections::HashMap;
@@ -171,6 +173,18 @@ impl Gateway {
             .health_check(Readiness {
                 inner: Arc::clone(&self.inner),
             });
+        // Tasks pass through to 2026-07-28 upstreams only (a 2025 session has no tasks).
+        let tasks_upstream = self.inner.upstreams.iter().any(|u| {
+            u.stateless()
+                && self.inner.capabilities.get(u.name()).is_some_and(|c| {
+                    c.extensions
+                        .as_ref()
+                        .is_some_and(|e| e.contains_key(smcp_proto::ext::tasks::EXTENSION_ID))
+                })
+        });
+        if tasks_upstream {
+            builder = builder.extension(tasks::TasksThrough::new(self.inner.upstreams.clone()));
+        }
         if any(|c| c.completions.is_some()) {
             let inner = Arc::clone(&self.inner);
             builder = builder.completion(move |request: smcp_server::CompletionRequest| {

@@ -28,24 +28,40 @@ struct PassedState {
     upstream: Option<String>,
 }
 
+/// What a passed-through round ended with, for the client.
+#[derive(Debug)]
+pub(crate) enum Passed {
+    /// The result, as the upstream sent it.
+    Complete(Value),
+    /// A `CreateTaskResult` (only when `tasks` allowed it), as the upstream sent it.
+    Task(Value),
+}
+
 /// One round of `method` (`params` as the upstream knows them) for the client request of
-/// `ctx` and `input`: the result, or an `InputRequiredResult` for the client.
+/// `ctx` and `input`: the result, or an `InputRequiredResult` for the client. With `tasks`,
+/// the client's declaration of the tasks extension goes up too, and the upstream may answer
+/// with a task.
 pub(crate) async fn round(
     client: Client,
     ctx: &RequestContext,
-    input: &Input,
+    input: Option<&Input>,
     method_name: &str,
     mut params: Map<String, Value>,
-) -> Result<Result<Value, HandlerError>, smcp_client::Error> {
+    tasks: bool,
+) -> Result<Result<Passed, HandlerError>, smcp_client::Error> {
     // The answers go up as they came, unknown keys included (the upstream ignores what it
     // did not ask); a first request may carry answers too.
-    if !input.raw_responses().is_empty() {
+    if let Some(input) = input
+        && !input.raw_responses().is_empty()
+    {
         params.insert(
             "inputResponses".to_owned(),
             Value::Object(input.raw_responses().clone()),
         );
     }
-    if input.round() > 0 {
+    if let Some(input) = input
+        && input.round() > 0
+    {
         let state: PassedState = match input.state() {
             Ok(Some(state)) => state,
             Ok(None) => {
@@ -73,7 +89,7 @@ pub(crate) async fn round(
     let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);
     let sent = client
         .round(method_name, Value::Object(params))?
-        .client_capabilities(&capabilities_of(ctx))
+        .client_capabilities(&capabilities_of(ctx, tasks))
         .cancellation(ctx.cancellation_token())
         .on_notification(move |n| {
             let _ = tx.try_send(n);
@@ -91,7 +107,8 @@ pub(crate) async fn round(
         pass_on(ctx, n).await;
     }
     Ok(match outcome {
-        RoundOutcome::Complete(result) => Ok(result),
+        RoundOutcome::Complete(result) => Ok(Passed::Complete(result)),
+        RoundOutcome::Task(created) => Ok(Passed::Task(created)),
         RoundOutcome::InputRequired(asked) => {
             let requests = asked.input_requests.unwrap_or_default();
             let state = PassedState {
@@ -112,11 +129,11 @@ pub(crate) async fn round(
     })
 }
 
-/// The client's declared capabilities, as sent up: all but the tasks extension (the gateway
-/// does not pass tasks through yet, so the upstream must answer inline).
-fn capabilities_of(ctx: &RequestContext) -> ClientCapabilities {
+/// The client's declared capabilities, as sent up; without `tasks`, all but the tasks
+/// extension (the upstream must answer inline).
+fn capabilities_of(ctx: &RequestContext, tasks: bool) -> ClientCapabilities {
     let mut declared = ctx.client_capabilities().clone();
-    if let Some(Value::Object(extensions)) = declared.get_mut("extensions") {
+    if !tasks && let Some(Value::Object(extensions)) = declared.get_mut("extensions") {
         extensions.remove(smcp_proto::ext::tasks::EXTENSION_ID);
     }
     serde_json::from_value(Value::Object(declared)).unwrap_or_default()

@@ -47,11 +47,16 @@ pub(crate) fn tool(
     if let Some(meta) = tool.meta {
         builder = builder.meta(meta);
     }
-    builder.handler_impl(ToolProxy {
-        upstream: Arc::clone(upstream),
-        tool: tool.name,
-        held: Arc::clone(held),
-    })
+    builder
+        .data(crate::tasks::Route {
+            upstream: Arc::clone(upstream),
+            tool: tool.name.clone(),
+        })
+        .handler_impl(ToolProxy {
+            upstream: Arc::clone(upstream),
+            tool: tool.name,
+            held: Arc::clone(held),
+        })
 }
 
 /// A served tool's handler.

@@ -278,20 +278,15 @@ impl Upstream {
         method: &str,
         params: Map<String, Value>,
     ) -> Result<T, HandlerError> {
-        let limit = self.config.timeout;
-        self.ready(limit).await?;
-        let _permit = self.permit(limit).await?;
-        let result =
-            match crate::passthrough::round(self.client(), ctx, input, method, params).await {
-                Ok(result) => {
-                    self.succeeded();
-                    result?
-                }
-                Err(e) => {
-                    self.failed(&e);
-                    return Err(call_error(self.name(), &e));
-                }
-            };
+        let passed = self
+            .pass_raw(ctx, Some(input), method, params, false)
+            .await?;
+        let crate::passthrough::Passed::Complete(result) = passed else {
+            return Err(HandlerError::internal(format!(
+                "upstream {:?} answered {method} with a task it was not offered",
+                self.name()
+            )));
+        };
         serde_json::from_value(result).map_err(|e| {
             // Its position only: a serde message can quote the payload.
             HandlerError::internal(format!(
@@ -301,6 +296,31 @@ impl Upstream {
                 e.column()
             ))
         })
+    }
+
+    /// One round of `method` to a 2026-07-28 upstream, as it came back (`passthrough.rs`),
+    /// within the concurrency limit; `tasks`: the client's tasks extension goes up with it.
+    pub(crate) async fn pass_raw(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        input: Option<&smcp_server::mrtr::Input>,
+        method: &str,
+        params: Map<String, Value>,
+        tasks: bool,
+    ) -> Result<crate::passthrough::Passed, HandlerError> {
+        let limit = self.config.timeout;
+        self.ready(limit).await?;
+        let _permit = self.permit(limit).await?;
+        match crate::passthrough::round(self.client(), ctx, input, method, params, tasks).await {
+            Ok(result) => {
+                self.succeeded();
+                result
+            }
+            Err(e) => {
+                self.failed(&e);
+                Err(call_error(self.name(), &e))
+            }
+        }
     }
 
     /// A permit of the concurrency limit, waited for within `limit`.

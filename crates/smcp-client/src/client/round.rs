@@ -1,12 +1,15 @@
 //! One round of a request that may need input, its questions left unanswered: for an
 //! intermediary (a gateway) that passes a 2026-07-28 server's `InputRequiredResult` on to its
-//! own client and sends the answers back on the retry, holding nothing in between.
+//! own client and sends the answers back on the retry, holding nothing in between; and, for
+//! the same intermediary, a `CreateTaskResult` and the SEP-2663 task methods passed through
+//! as the server sent them.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 use smcp_proto::capabilities::ClientCapabilities;
+use smcp_proto::ext::tasks;
 use smcp_proto::jsonrpc::Notification;
 use smcp_proto::messages::method;
 use smcp_proto::meta;
@@ -28,6 +31,9 @@ pub enum RoundOutcome {
     Complete(Value),
     /// The server needs input first: its `inputRequests` and `requestState`, as sent.
     InputRequired(InputRequiredResult),
+    /// The server runs the `tools/call` as a task (SEP-2663; only when the round declared the
+    /// tasks extension): its `CreateTaskResult`, as sent.
+    Task(Value),
 }
 
 /// One round of `tools/call`, `prompts/get` or `resources/read` ([`Client::round`]).
@@ -54,6 +60,8 @@ impl Client {
     /// One round of `method` (`tools/call`, `prompts/get` or `resources/read`) with `params`
     /// (a retry's `inputResponses` and `requestState` among them), without the MRTR loop: an
     /// `InputRequiredResult` is returned as it came, for the caller to put to its own client.
+    /// SEP-2663's `tasks/get`, `tasks/update` and `tasks/cancel` are sent the same way, their
+    /// answers returned as sent ([`RoundOutcome::Complete`]).
     /// Only a 2026-07-28 server asks this way; against a server of an earlier revision the
     /// round fails with [`ErrorKind::UnsupportedInEra`](crate::ErrorKind::UnsupportedInEra)
     /// (its questions are requests the [`InputHandler`](crate::InputHandler) answers).
@@ -74,9 +82,13 @@ impl Client {
             method::TOOLS_CALL => method::TOOLS_CALL,
             method::PROMPTS_GET => method::PROMPTS_GET,
             method::RESOURCES_READ => method::RESOURCES_READ,
+            tasks::METHOD_GET => tasks::METHOD_GET,
+            tasks::METHOD_UPDATE => tasks::METHOD_UPDATE,
+            tasks::METHOD_CANCEL => tasks::METHOD_CANCEL,
             other => {
                 return Err(Error::config(format!(
-                    "a round is of tools/call, prompts/get or resources/read, not {other}"
+                    "a round is of tools/call, prompts/get, resources/read or a tasks method, \
+                     not {other}"
                 )));
             }
         };
@@ -185,7 +197,23 @@ impl Round {
                 }
                 Ok(RoundOutcome::InputRequired(asked))
             }
-            ResultKind::Task => Err(unexpected_task(method, false)),
+            ResultKind::Task => {
+                let declared = params_declare_tasks(&params);
+                if method != method::TOOLS_CALL || !declared {
+                    return Err(unexpected_task(method, declared));
+                }
+                Ok(RoundOutcome::Task(result))
+            }
         }
     }
+}
+
+/// Whether the capabilities a round declares name the tasks extension.
+fn params_declare_tasks(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(meta::CLIENT_CAPABILITIES))
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(tasks::EXTENSION_ID))
+        .is_some_and(Value::is_object)
 }

@@ -11,3 +11,4 @@
 mod common;
 mod faults;
 mod rounds;
+mod tasks;

@@ -88,14 +88,27 @@ pub async fn call(svc: &McpService, name: &str, mut params: Value) -> (StatusCod
     if params.get("_meta").is_none() {
         params["_meta"] = meta(json!({"elicitation": {}}));
     }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let request = Request::post("http://localhost/mcp")
+    post(svc, "tools/call", Some(name), params).await
+}
+
+/// Posts `method` with `params` as they are (`Mcp-Name: name` when given).
+pub async fn post(
+    svc: &McpService,
+    method: &str,
+    name: Option<&str>,
+    params: Value,
+) -> (StatusCode, Value) {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut builder = Request::post("http://localhost/mcp")
         .header("host", "localhost")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        builder = builder.header("mcp-name", name);
+    }
+    let request = builder
         .body(Full::new(Bytes::from(body.to_string())))
         .unwrap();
     let response = svc.handle(request).await;
