@@ -1,7 +1,8 @@
 //! `smcpd gateway` in front of servers no one here wrote: the Python SDK's `mcp` 1.30.0
-//! server (`tests/interop/server_2025.py`, 2025-11-25) over stdio and over a stateful HTTP
-//! session, and its `mcp` 2.3.0 server (`tests/interop/server.py`, 2026-07-28) over stdio;
-//! driven by smcp-client at 2026-07-28.
+//! server (`tests/interop/server_2025.py`, 2025-11-25) over stdio, over a stateful HTTP
+//! session and over 2024-11-05 HTTP+SSE, and its `mcp` 2.3.0 server (`tests/interop/server.py`,
+//! 2026-07-28) over stdio; driven by smcp-client at 2026-07-28. And the Python SDK's 2.3.0
+//! client (`tests/interop/client.py`) driving the gateway in front of smcpd.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -53,10 +54,16 @@ struct PyHttp {
 }
 
 impl PyHttp {
-    async fn start(py: &PathBuf) -> Self {
+    /// `server_2025.py PORT` (a stateful session at `/mcp`), or with `sse` the 2024-11-05
+    /// HTTP+SSE transport (at `/sse`).
+    async fn start(py: &PathBuf, sse: bool) -> Self {
         let port = smcp_test_support::free_port();
-        let child = tokio::process::Command::new(py)
-            .arg(root().join("tests/interop/server_2025.py"))
+        let mut command = tokio::process::Command::new(py);
+        command.arg(root().join("tests/interop/server_2025.py"));
+        if sse {
+            command.arg("--sse");
+        }
+        let child = command
             .arg(port.to_string())
             .kill_on_drop(true)
             .spawn()
@@ -72,9 +79,10 @@ impl PyHttp {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let path = if sse { "sse" } else { "mcp" };
         Self {
             child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
+            url: format!("http://127.0.0.1:{port}/{path}"),
         }
     }
 }
@@ -87,7 +95,8 @@ async fn the_python_sdk_servers_of_both_eras_behind_one_gateway() {
     ) else {
         return;
     };
-    let http = PyHttp::start(&py_2025).await;
+    let http = PyHttp::start(&py_2025, false).await;
+    let sse = PyHttp::start(&py_2025, true).await;
     let dir = std::env::temp_dir().join(format!("smcpd-gateway-py-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("gateway.toml");
@@ -106,6 +115,12 @@ url = "{url}"
 resources.deny = ["note://greeting"]
 
 [[upstream]]
+name = "pysse"
+url = "{sse}"
+era = "2024-11-05"
+resources.deny = ["note://greeting"]
+
+[[upstream]]
 name = "py26"
 command = ["{py26}", "{interop}/server.py", "--stdio"]
 "#,
@@ -113,6 +128,7 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
             py26 = py_2026.display(),
             interop = interop.display(),
             url = http.url,
+            sse = sse.url,
         ),
     )
     .unwrap();
@@ -145,7 +161,12 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     }
 
     // Progress from each, through the gateway.
-    for tool in ["py25_slow_echo", "py25http_slow_echo", "py26_slow_echo"] {
+    for tool in [
+        "py25_slow_echo",
+        "py25http_slow_echo",
+        "pysse_slow_echo",
+        "py26_slow_echo",
+    ] {
         let seen = Arc::new(Mutex::new(0u32));
         let count = Arc::clone(&seen);
         let result = client
@@ -166,7 +187,7 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     // The 1.30 server asks with elicitation/create in the middle of the call (over stdio
     // and over its session's stream); the 2.3 server answers InputRequiredResult. The
     // client answers each as an InputRequiredResult of the gateway's.
-    for tool in ["py25_confirm", "py25http_confirm"] {
+    for tool in ["py25_confirm", "py25http_confirm", "pysse_confirm"] {
         let result = client.call_tool(tool, json!({})).await.unwrap();
         assert_eq!(
             result.text_content(),
@@ -178,7 +199,7 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     assert!(result.text_content().contains("proceed"), "{result:?}");
     assert_eq!(
         asked.0.lock().unwrap().len(),
-        3,
+        4,
         "one question each: {:?}",
         asked.0.lock().unwrap()
     );
@@ -219,5 +240,59 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     let status = gateway.terminate();
     assert!(status.success(), "{status}");
     drop(http.child);
+    drop(sse.child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn the_python_sdk_2_3_client_drives_the_gateway() {
+    let Some(py) = smcp_test_support::python(None) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("smcpd-gateway-pyclient-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[upstream]]\nname = \"smcpd\"\nprefix = \"\"\ncommand = [\"{}\", \"--stdio\"]\n",
+            env!("CARGO_BIN_EXE_smcpd")
+        ),
+    )
+    .unwrap();
+    let gateway = Smcpd::start_gateway(&config, &[], "smcpd=info,smcp_gateway=info");
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(&py)
+            .arg(root().join("tests/interop/client.py"))
+            .arg(format!("http://{}/mcp", gateway.addr))
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the Python client finished")
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["tools"].as_array().unwrap().contains(&json!("echo")),
+        "{report}"
+    );
+    assert_eq!(report["echo"], "hi from python");
+    assert_eq!(report["add"], json!({"sum": 5.0}));
+    assert_eq!(report["progress"].as_array().map(Vec::len), Some(10));
+    assert!(
+        report["readme"]
+            .as_str()
+            .unwrap()
+            .contains("reference server")
+    );
+    assert!(report["prompt"].as_str().unwrap().contains("Ada"));
+    assert_eq!(report["missing_code"], -32602);
+    drop(gateway);
     let _ = std::fs::remove_dir_all(&dir);
 }
