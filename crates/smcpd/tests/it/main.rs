@@ -41,6 +41,8 @@ mod files_s3;
 #[cfg(all(feature = "gateway", feature = "legacy"))]
 mod gateway;
 #[cfg(all(feature = "gateway", feature = "legacy"))]
+mod gateway_npm;
+#[cfg(all(feature = "gateway", feature = "legacy"))]
 mod gateway_python;
 mod legacy_flags;
 mod legacy_python;
