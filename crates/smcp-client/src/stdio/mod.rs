@@ -59,6 +59,8 @@ pub(crate) struct StdioTransport {
     /// Whether an unpinned client probes with `server/discover` first.
     probe: bool,
     legacy: LegacyConfig,
+    /// The level last set with `logging/setLevel` on an older-revision session.
+    log_level: std::sync::Mutex<Option<String>>,
 }
 
 impl StdioTransport {
@@ -98,6 +100,7 @@ impl StdioTransport {
             pin,
             probe,
             legacy,
+            log_level: std::sync::Mutex::new(None),
         })
     }
 
@@ -142,14 +145,66 @@ impl StdioTransport {
                         .await
                         .map(ResponseStream::new);
                 }
-                // A log level asked in `_meta` keeps routing log lines to this call.
+                // A log level asked in `_meta` keeps routing log lines to this call, once the
+                // session's level is set to it.
                 let wants_log = wants_log(request);
+                if wants_log {
+                    self.set_log_level(&info, request).await;
+                }
                 let request = Adapter::new(&info.protocol_version).request(request)?;
                 self.pipe
                     .send_routed(&request, wants_log)
                     .await
                     .map(ResponseStream::new)
             }
+        }
+    }
+
+    /// A request that asks for log messages (`_meta` log level in 2026-07-28) becomes
+    /// `logging/setLevel` on an older-revision session when the level changes, as over HTTP:
+    /// such a server sends `notifications/message` only at the level set. A refusal is logged;
+    /// the request goes on.
+    async fn set_log_level(&self, info: &SessionInfo, request: &smcp_proto::jsonrpc::Request) {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let Some(level) = crate::legacy::adapter::requested_log_level(request) else {
+            return;
+        };
+        let logs = info
+            .capabilities
+            .get("logging")
+            .is_some_and(serde_json::Value::is_object);
+        let same = self
+            .log_level
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_deref()
+            == Some(level.as_str());
+        if !logs || same {
+            return;
+        }
+        let id = smcp_proto::jsonrpc::RequestId::from(format!(
+            "smcp-log-level-{}",
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let set = smcp_proto::jsonrpc::Request {
+            id: id.clone(),
+            method: crate::legacy::adapter::method::LOGGING_SET_LEVEL.to_owned(),
+            params: Some(serde_json::json!({"level": level})),
+        };
+        let answered = async {
+            let mut stream = ResponseStream::new(self.pipe.send(&set).await?);
+            let mut ignore = |_n: smcp_proto::jsonrpc::Notification| {};
+            crate::response::read_response(&mut stream, &id, &mut ignore).await
+        };
+        match tokio::time::timeout(crate::legacy::adapter::HANDSHAKE_TIMEOUT, answered).await {
+            Ok(Ok(_)) => {
+                *self
+                    .log_level
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(level);
+            }
+            Ok(Err(e)) => tracing::info!(error = %e, "logging/setLevel refused"),
+            Err(_) => tracing::info!("logging/setLevel not answered in time"),
         }
     }
 

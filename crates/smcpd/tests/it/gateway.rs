@@ -161,6 +161,30 @@ async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gate
         assert_eq!(seen.last(), Some(&10.0), "{tool}: {seen:?}");
     }
 
+    // Log lines pass through, from either era, at the level the client asked.
+    for tool in ["now_count", "old_count"] {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&lines);
+        client
+            .tool_call(tool)
+            .arguments(json!({"to": 3, "delay_ms": 0}))
+            .on_log(
+                smcp_client::proto::basic::LoggingLevel::Debug,
+                move |line| {
+                    sink.lock().unwrap().push(line.data);
+                },
+            )
+            .send()
+            .await
+            .unwrap();
+        let lines = lines.lock().unwrap().clone();
+        assert_eq!(
+            lines,
+            [json!({"step": 1}), json!({"step": 2}), json!({"step": 3})],
+            "{tool}"
+        );
+    }
+
     // Prompts under their upstream's prefix, resources under their own URIs, completion
     // routed to the prompt's upstream.
     let prompts: Vec<String> = client
