@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,45 +11,10 @@ use futures_util::StreamExt;
 use serde_json::json;
 use smcp_client::{CancellationToken, Client};
 
+use crate::gateway_support::{children, config, serves};
 use crate::support::{Confirm, Smcpd};
 
 const LOG: &str = "smcpd=info,smcp_gateway=info";
-
-/// A config file in a fresh directory; `{smcpd}` in `body` becomes the smcpd binary.
-fn config(body: &str) -> (tempdir::Dir, PathBuf) {
-    let dir = tempdir::Dir::new();
-    let path = dir.path().join("gateway.toml");
-    std::fs::write(&path, body.replace("{smcpd}", env!("CARGO_BIN_EXE_smcpd"))).unwrap();
-    (dir, path)
-}
-
-/// A throwaway directory, removed when dropped.
-mod tempdir {
-    use std::path::{Path, PathBuf};
-
-    pub(crate) struct Dir(PathBuf);
-
-    impl Dir {
-        pub(crate) fn new() -> Self {
-            static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let path =
-                std::env::temp_dir().join(format!("smcpd-gateway-{}-{n}", std::process::id()));
-            std::fs::create_dir_all(&path).unwrap();
-            Self(path)
-        }
-
-        pub(crate) fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 const TWO_ERAS: &str = r#"
 [[upstream]]
@@ -71,23 +36,6 @@ fn client(gateway: &Smcpd, asked: &Confirm) -> Client {
         .unwrap()
 }
 
-/// The processes `pid` started (every thread's children).
-fn children(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return found;
-    };
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            found.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    found
-}
-
 #[tokio::test]
 async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gateway() {
     let (_dir, path) = config(TWO_ERAS);
@@ -95,24 +43,16 @@ async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gate
     let asked = Confirm::default();
     let client = client(&gateway, &asked);
 
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    for expected in [
-        "now_echo",
-        "now_confirm_action",
-        "old_echo",
-        "old_confirm_action",
-    ] {
-        assert!(
-            names.iter().any(|n| n == expected),
-            "{expected} in {names:?}"
-        );
-    }
+    let names = serves(
+        &client,
+        &[
+            "now_echo",
+            "now_confirm_action",
+            "old_echo",
+            "old_confirm_action",
+        ],
+    )
+    .await;
     assert!(names.iter().any(|n| n == "now_toggle_extra"), "{names:?}");
     assert!(
         !names.iter().any(|n| n == "old_toggle_extra"),

@@ -5,44 +5,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-use smcp_client::{BoxFuture, Client, InputHandler, InputHandlerError, InputKinds};
+use smcp_client::Client;
+use smcp_client::proto::client::elicitation::ElicitValue;
 use smcp_test_support::root;
 
+use crate::gateway_support::{FormAnswer, config, serves};
 use crate::support::Smcpd;
-
-/// Answers every form with `name: "Ada"`.
-#[derive(Clone, Default)]
-struct Ada(Arc<Mutex<Vec<String>>>);
-
-impl InputHandler for Ada {
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
-        }
-    }
-
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
-        Box::pin(async move {
-            let ElicitRequestParams::Form(form) = params else {
-                return Err(InputHandlerError::new("a form was expected"));
-            };
-            self.0.lock().unwrap().push(form.message);
-            Ok(ElicitResult::accept(BTreeMap::from([(
-                "name".to_owned(),
-                ElicitValue::String("Ada".to_owned()),
-            )])))
-        })
-    }
-}
 
 #[tokio::test]
 async fn the_reference_server_and_a_typescript_sdk_server_behind_the_gateway() {
@@ -55,13 +26,8 @@ async fn the_reference_server_and_a_typescript_sdk_server_behind_the_gateway() {
         "SMCP_NPM_SERVERS",
         std::process::Command::new(&script).arg("install"),
     );
-    let dir = std::env::temp_dir().join(format!("smcpd-gateway-npm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            r#"
+    let (_dir, config) = config(&format!(
+        r#"
 [[upstream]]
 name = "everything"
 command = ["{script}", "everything", "stdio"]
@@ -71,34 +37,24 @@ tools.deny = ["get-env"]
 name = "ts"
 command = ["{script}", "ts-server"]
 "#,
-            script = script.display()
-        ),
-    )
-    .unwrap();
+        script = script.display()
+    ));
     let gateway = Smcpd::start_gateway(&config, &[], "smcpd=info,smcp_gateway=info");
-    let asked = Ada::default();
+    let asked = FormAnswer::new("name", ElicitValue::String("Ada".to_owned()));
     let client = Client::builder(format!("http://{}/mcp", gateway.addr))
         .input_handler(asked.clone())
         .build()
         .unwrap();
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    for expected in [
-        "everything_echo",
-        "everything_get-sum",
-        "ts_shout",
-        "ts_ask_name",
-    ] {
-        assert!(
-            names.iter().any(|n| n == expected),
-            "{expected} in {names:?}"
-        );
-    }
+    let names = serves(
+        &client,
+        &[
+            "everything_echo",
+            "everything_get-sum",
+            "ts_shout",
+            "ts_ask_name",
+        ],
+    )
+    .await;
     assert!(
         !names.iter().any(|n| n == "everything_get-env"),
         "denied: {names:?}"
@@ -142,9 +98,8 @@ command = ["{script}", "ts-server"]
     // The TypeScript server asks with elicitation/create in the middle of the call.
     let greeted = client.call_tool("ts_ask_name", json!({})).await.unwrap();
     assert_eq!(greeted.text_content(), "hello Ada");
-    assert_eq!(*asked.0.lock().unwrap(), ["Your name?"]);
+    assert_eq!(asked.messages(), ["Your name?"]);
 
     let status = gateway.terminate();
     assert!(status.success(), "{status}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,40 +12,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use smcp_client::proto::client::elicitation::{ElicitRequestParams, ElicitResult, ElicitValue};
-use smcp_client::{BoxFuture, Client, InputHandler, InputHandlerError, InputKinds};
+use smcp_client::Client;
+use smcp_client::proto::client::elicitation::ElicitValue;
 use smcp_test_support::root;
 
+use crate::gateway_support::{FormAnswer, config, serves};
 use crate::support::Smcpd;
-
-/// Accepts every form with `proceed: true`, recording the messages.
-#[derive(Clone, Default)]
-struct Proceed(Arc<Mutex<Vec<String>>>);
-
-impl InputHandler for Proceed {
-    fn kinds(&self) -> InputKinds {
-        InputKinds {
-            elicitation_form: true,
-            ..InputKinds::default()
-        }
-    }
-
-    fn elicit(
-        &self,
-        params: ElicitRequestParams,
-    ) -> BoxFuture<'_, Result<ElicitResult, InputHandlerError>> {
-        Box::pin(async move {
-            let ElicitRequestParams::Form(form) = params else {
-                return Err(InputHandlerError::new("a form was expected"));
-            };
-            self.0.lock().unwrap().push(form.message);
-            Ok(ElicitResult::accept(BTreeMap::from([(
-                "proceed".to_owned(),
-                ElicitValue::Bool(true),
-            )])))
-        })
-    }
-}
 
 /// A Python server on a free loopback port, killed when dropped.
 struct PyHttp {
@@ -97,17 +69,11 @@ async fn the_python_sdk_servers_of_both_eras_behind_one_gateway() {
     };
     let http = PyHttp::start(&py_2025, false).await;
     let sse = PyHttp::start(&py_2025, true).await;
-    let dir = std::env::temp_dir().join(format!("smcpd-gateway-py-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("gateway.toml");
-    let interop = root().join("tests/interop");
-    std::fs::write(
-        &config,
-        format!(
-            r#"
+    let (_dir, config) = config(&format!(
+        r#"
 [[upstream]]
 name = "py25"
-command = ["{py25}", "{interop}/server_2025.py", "--stdio"]
+command = ["{py25}", "{{root}}/tests/interop/server_2025.py", "--stdio"]
 
 [[upstream]]
 name = "py25http"
@@ -122,43 +88,34 @@ resources.deny = ["note://greeting"]
 
 [[upstream]]
 name = "py26"
-command = ["{py26}", "{interop}/server.py", "--stdio"]
+command = ["{py26}", "{{root}}/tests/interop/server.py", "--stdio"]
 "#,
-            py25 = py_2025.display(),
-            py26 = py_2026.display(),
-            interop = interop.display(),
-            url = http.url,
-            sse = sse.url,
-        ),
-    )
-    .unwrap();
+        py25 = py_2025.display(),
+        py26 = py_2026.display(),
+        url = http.url,
+        sse = sse.url,
+    ));
     let gateway = Smcpd::start_gateway(&config, &[], "smcpd=info,smcp_gateway=info");
-    let asked = Proceed::default();
+    let asked = FormAnswer::new("proceed", ElicitValue::Bool(true));
     let client = Client::builder(format!("http://{}/mcp", gateway.addr))
         .input_handler(asked.clone())
         .build()
         .unwrap();
 
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
-    for expected in [
-        "py25_slow_echo",
-        "py25_confirm",
-        "py25http_slow_echo",
-        "py25http_confirm",
-        "py26_slow_echo",
-        "py26_confirm",
-    ] {
-        assert!(
-            names.iter().any(|n| n == expected),
-            "{expected} in {names:?}"
-        );
-    }
+    serves(
+        &client,
+        &[
+            "py25_slow_echo",
+            "py25_confirm",
+            "py25http_slow_echo",
+            "py25http_confirm",
+            "pysse_slow_echo",
+            "pysse_confirm",
+            "py26_slow_echo",
+            "py26_confirm",
+        ],
+    )
+    .await;
 
     // Progress from each, through the gateway.
     for tool in [
@@ -198,10 +155,10 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     let result = client.call_tool("py26_confirm", json!({})).await.unwrap();
     assert!(result.text_content().contains("proceed"), "{result:?}");
     assert_eq!(
-        asked.0.lock().unwrap().len(),
+        asked.messages().len(),
         4,
         "one question each: {:?}",
-        asked.0.lock().unwrap()
+        asked.messages()
     );
 
     // Its prompt, resource and completion, through the gateway.
@@ -241,7 +198,6 @@ command = ["{py26}", "{interop}/server.py", "--stdio"]
     assert!(status.success(), "{status}");
     drop(http.child);
     drop(sse.child);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -249,17 +205,9 @@ async fn the_python_sdk_2_3_client_drives_the_gateway() {
     let Some(py) = smcp_test_support::python(None) else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("smcpd-gateway-pyclient-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[[upstream]]\nname = \"smcpd\"\nprefix = \"\"\ncommand = [\"{}\", \"--stdio\"]\n",
-            env!("CARGO_BIN_EXE_smcpd")
-        ),
-    )
-    .unwrap();
+    let (_dir, config) = config(
+        "[[upstream]]\nname = \"smcpd\"\nprefix = \"\"\ncommand = [\"{smcpd}\", \"--stdio\"]\n",
+    );
     let gateway = Smcpd::start_gateway(&config, &[], "smcpd=info,smcp_gateway=info");
     let out = tokio::time::timeout(
         Duration::from_secs(60),
@@ -294,5 +242,4 @@ async fn the_python_sdk_2_3_client_drives_the_gateway() {
     assert!(report["prompt"].as_str().unwrap().contains("Ada"));
     assert_eq!(report["missing_code"], -32602);
     drop(gateway);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,6 +3,9 @@
 //! The helpers several modules use are shared modules, declared once below.
 
 // Shared helpers.
+#[cfg(all(feature = "gateway", feature = "legacy"))]
+#[path = "support/gateway.rs"]
+mod gateway_support;
 #[path = "support/oidc.rs"]
 mod oidc;
 #[path = "support/seaweedfs.rs"]
