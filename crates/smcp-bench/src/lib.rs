@@ -11,6 +11,7 @@
 //! | [`stats`] | percentiles and medians |
 //! | [`target`] | loopback-only URL parsing (the load generator refuses anything else) |
 //! | [`procstat`] | server CPU time, RSS and open file descriptors from `/proc/<pid>` |
+//! | [`pin`] | a process run on a chosen CPU (`taskset`) |
 //! | [`client`] | a hyper HTTP/1.1 keep-alive client for `POST /mcp` (`smcp-load`, `soak`) |
 //! | [`dpop`] | DPoP proofs signed ahead of a run, each used once (`smcp-load --dpop-key`, the `echo-dpop` case) |
 //! | [`listen`] | raw `subscriptions/listen` streams and a cheap notification reader (`bench-listen`, `soak`) |
@@ -22,6 +23,7 @@
 //! | `src/bin/bench-listen.rs` | N idle `subscriptions/listen` streams, one change: memory per stream, fan-out time (`scripts/bench listen`) |
 //! | `src/bin/files-baseline.rs` | the SEP-2631 transfer baseline: a minimal HTTPS endpoint that hashes uploads to disk and streams downloads (`scripts/bench files`) |
 //! | `src/bin/stdio-baseline.rs` | the stdio baseline: newline-delimited JSON echo, read and written the way `smcpd --stdio` does (through the reactor, or the blocking pool with `--blocking-io`), with no MCP |
+//! | `src/bin/bench-gateway.rs` | echo through `smcpd gateway` to an smcpd upstream over HTTP and over stdio, against the same upstreams called directly: the gateway's own CPU per call, the latency it adds (`scripts/bench gateway`) |
 //! | `src/bin/bench-stdio.rs` | echo round trips over stdio with 1 and 16 in flight, `smcpd --stdio` against `stdio-baseline`, either way of doing stdio or both (`scripts/bench stdio`) |
 //! | `src/bin/bench-coldstart.rs` | exec to the first answered echo and the resident set 1 s later, `smcpd` on its defaults against `bench-baseline`, 50 runs each (`scripts/bench coldstart`) |
 //! | `src/bin/soak.rs` | the soak driver behind `scripts/soak [MINUTES]`: echo load, 1,000 listen streams, MRTR rounds and catalog toggles against one `smcpd`; asserts RSS growth, fds back to baseline, zero errors, full delivery |
@@ -119,6 +121,7 @@
 pub mod client;
 pub mod dpop;
 pub mod listen;
+pub mod pin;
 pub mod procstat;
 pub mod report;
 pub mod stats;

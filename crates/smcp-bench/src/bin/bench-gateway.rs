@@ -18,13 +18,14 @@
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
 use serde_json::{Value, json};
+use smcp_bench::pin::pinned;
 use smcp_bench::procstat::cpu_time_us;
 use smcp_bench::report::LoadReport;
 use smcp_bench::stats::median;
@@ -100,17 +101,6 @@ impl Drop for Proc {
 fn next_to_me(name: &str) -> anyhow::Result<PathBuf> {
     let me = std::env::current_exe()?;
     Ok(me.with_file_name(name))
-}
-
-fn pinned(bin: &Path, cpu: Option<usize>) -> Command {
-    match cpu {
-        Some(cpu) => {
-            let mut c = Command::new("taskset");
-            c.arg("-c").arg(cpu.to_string()).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    }
 }
 
 /// Starts `smcpd ARGS… --listen 127.0.0.1:0` and waits for its `listening on` line.

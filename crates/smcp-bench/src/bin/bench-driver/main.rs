@@ -28,6 +28,7 @@ mod print;
 use anyhow::{Context as _, bail};
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
+use smcp_bench::pin::pinned;
 use smcp_bench::procstat::{cpu_time_us, system_busy_us};
 use smcp_bench::report::LoadReport;
 use smcp_bench::stats::median;
@@ -518,17 +519,6 @@ fn pinning_works(server_cpu: usize, load_cpu: usize) -> bool {
     })
 }
 
-fn command(bin: &Path, cpu: Option<usize>) -> Command {
-    match cpu {
-        Some(cpu) => {
-            let mut c = Command::new("taskset");
-            c.arg("-c").arg(cpu.to_string()).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    }
-}
-
 /// A loopback port that was free a moment ago.
 fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
@@ -556,7 +546,7 @@ fn start_server(
         .collect();
     let log_path = log_dir.join(format!("{file_name}.log"));
     let log = std::fs::File::create(&log_path)?;
-    let mut child = command(bin, cpu)
+    let mut child = pinned(bin, cpu)
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .args(extra)
@@ -692,7 +682,7 @@ fn measure(
     let cpu0 = cpu_time_us(pid).with_context(|| format!("{} is not running", server.name))?;
     let busy0 = system_busy_us();
     let wall0 = Instant::now();
-    let out = command(load_bin, load_cpu)
+    let out = pinned(load_bin, load_cpu)
         .args(["--url", &server.url, "--tool", case.tool()])
         .args(case.load_args(server.is_baseline()))
         .envs(case.load_env())
