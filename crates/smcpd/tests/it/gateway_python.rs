@@ -220,26 +220,6 @@ async fn the_python_sdk_2_3_client_drives_the_gateway() {
     .await
     .expect("the Python client finished")
     .unwrap();
-    assert!(
-        out.status.success(),
-        "python client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(
-        report["tools"].as_array().unwrap().contains(&json!("echo")),
-        "{report}"
-    );
-    assert_eq!(report["echo"], "hi from python");
-    assert_eq!(report["add"], json!({"sum": 5.0}));
-    assert_eq!(report["progress"].as_array().map(Vec::len), Some(10));
-    assert!(
-        report["readme"]
-            .as_str()
-            .unwrap()
-            .contains("reference server")
-    );
-    assert!(report["prompt"].as_str().unwrap().contains("Ada"));
-    assert_eq!(report["missing_code"], -32602);
+    crate::support::check_python_client_report(&out);
     drop(gateway);
 }

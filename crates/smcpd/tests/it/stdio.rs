@@ -377,23 +377,5 @@ async fn python_sdk_stdio_client_against_smcpd() {
     .await
     .expect("the Python client finished")
     .unwrap();
-    assert!(
-        out.status.success(),
-        "python client failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let tools = report["tools"].as_array().unwrap();
-    assert!(tools.contains(&json!("echo")), "{report}");
-    assert_eq!(report["echo"], "hi from python");
-    assert_eq!(report["add"], json!({"sum": 5.0}));
-    assert_eq!(report["progress"].as_array().map(Vec::len), Some(10));
-    assert!(
-        report["readme"]
-            .as_str()
-            .unwrap()
-            .contains("reference server")
-    );
-    assert!(report["prompt"].as_str().unwrap().contains("Ada"));
-    assert_eq!(report["missing_code"], -32602);
+    crate::support::check_python_client_report(&out);
 }
