@@ -104,8 +104,7 @@ impl Bridge {
             .await
             .map_err(|_| InputHandlerError::new("the call this request belongs to has ended"))?;
         match tokio::time::timeout(self.wait, rx).await {
-            Ok(Ok(Ok(answer))) => Ok(answer),
-            Ok(Ok(Err(refusal))) => Err(InputHandlerError::new(refusal)),
+            Ok(Ok(answer)) => Ok(answer),
             Ok(Err(_)) => Err(InputHandlerError::new(format!(
                 "the client's {method} answer did not come (the call was cancelled or expired)"
             ))),

@@ -49,8 +49,8 @@ pub(crate) enum Event {
     Done(Result<CallToolResult, smcp_client::Error>),
 }
 
-/// The client's answer to a question, or why there is none.
-pub(crate) type Answer = Result<Value, String>;
+/// The client's answer to a question (its `inputResponses` entry).
+pub(crate) type Answer = Value;
 
 /// The sending half an upstream call's task carries (see [`crate::bridge`]).
 pub(crate) type Link = mpsc::Sender<Event>;
@@ -269,7 +269,7 @@ impl HeldCalls {
             )));
         }
         // The upstream may have given up meanwhile; then the end is on the channel.
-        let _ = held.answer.send(Ok(response.clone()));
+        let _ = held.answer.send(response.clone());
         self.drive(held.call, ctx).await
     }
 }
