@@ -136,12 +136,11 @@ impl Gateway {
                 }
                 Ok(Err(e)) => {
                     tracing::warn!(upstream = %upstream.name(), error = %e, "upstream not listed");
-                    upstream.set_health(Health::Down(e.to_string()));
-                    upstream.failed(&e);
+                    upstream.mark_down(e.to_string());
                 }
                 Err(_) => {
                     tracing::warn!(upstream = %upstream.name(), "upstream did not list in time");
-                    upstream.set_health(Health::Down("no answer in time".to_owned()));
+                    upstream.mark_down("no answer in time".to_owned());
                 }
             }
         }
@@ -271,6 +270,7 @@ impl Inner {
             }
             Err(_) => {
                 tracing::warn!(upstream = %upstream.name(), "upstream did not list in time");
+                upstream.mark_down("no answer in time".to_owned());
                 return false;
             }
         };
@@ -334,6 +334,12 @@ async fn watch(inner: Arc<Inner>, upstream: Arc<Upstream>, server: Server, mut h
                 () = stop.cancelled() => return,
             }
             if !inner.refresh(&upstream, &server, &mut had).await {
+                // Not listed (a stdio program may be up and still not list): try again after
+                // the pause, which grows.
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = stop.cancelled() => return,
+                }
                 pause = (pause * 2).min(upstream.config.restart.max_backoff);
                 continue;
             }

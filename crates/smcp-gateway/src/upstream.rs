@@ -107,7 +107,13 @@ impl Upstream {
             return;
         }
         tracing::warn!(upstream = %self.name(), error = %error, "upstream down");
-        self.set_health(Health::Down(error.to_string()));
+        self.mark_down(error.to_string());
+    }
+
+    /// Marks the upstream down for `reason`; a stdio program is started again (once, however
+    /// many failures report it).
+    pub(crate) fn mark_down(self: &Arc<Self>, reason: String) {
+        self.set_health(Health::Down(reason));
         if self.config.transport() == Transport::Stdio
             && !self
                 .restarting
