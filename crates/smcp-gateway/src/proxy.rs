@@ -129,7 +129,9 @@ pub(crate) fn prompt(name: &str, prompt: Prompt, upstream: &Arc<Upstream>) -> Pr
                     .await;
             }
             upstream
-                .request(|client| async move { client.get_prompt(&original, get.arguments).await })
+                .request(&get.ctx, |client| async move {
+                    client.get_prompt(&original, get.arguments).await
+                })
                 .await
         }
     })
@@ -200,7 +202,9 @@ fn reads_through(builder: ResourceBuilder, upstream: &Arc<Upstream>) -> Resource
             } else {
                 let uri = read.uri;
                 upstream
-                    .request(|client| async move { client.read_resource(&uri).await })
+                    .request(&read.ctx, |client| async move {
+                        client.read_resource(&uri).await
+                    })
                     .await?
             };
             Ok(result.contents)
@@ -224,10 +228,11 @@ pub(crate) async fn complete(
         argument,
         value,
         context_arguments,
+        ctx,
         ..
     } = request;
     let result = upstream
-        .request(|client| async move {
+        .request(&ctx, |client| async move {
             client
                 .complete(reference, &argument, &value, context_arguments)
                 .await

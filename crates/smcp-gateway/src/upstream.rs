@@ -8,8 +8,10 @@ use serde_json::{Map, Value};
 use smcp_client::proto::basic::Implementation;
 use smcp_client::{Client, ServerStderr, StdioCommand};
 use smcp_proto::basic::LoggingLevel;
+use smcp_server::core::metrics::{MetricsHandle, UpstreamOutcome};
 use smcp_server::{HandlerError, RequestContext};
 use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bridge::{Bridge, BridgeHandler, CALL};
@@ -229,10 +231,13 @@ impl Upstream {
             let _ = log.try_send(Event::Log(line));
         });
         let upstream = Arc::clone(self);
+        let metrics = ctx_metrics(ctx);
         tokio::spawn(CALL.scope(link.clone(), async move {
             let _permit = permit;
             let _in_flight = upstream.bridge.enter(link.clone());
+            let started = Instant::now();
             let result = request.send().await;
+            upstream.record_to(metrics.as_ref(), outcome_of(&result), started);
             match &result {
                 Ok(_) => upstream.succeeded(),
                 Err(e) => upstream.failed(e),
@@ -247,7 +252,11 @@ impl Upstream {
     /// A request other than a tool call (a prompt, a resource read, a completion) for a
     /// client request: within the concurrency limit and the timeout; a question the upstream
     /// asks meanwhile is refused (only tool calls are held for the client's answer).
-    pub(crate) async fn request<T, F, Fut>(self: &Arc<Self>, f: F) -> Result<T, HandlerError>
+    pub(crate) async fn request<T, F, Fut>(
+        self: &Arc<Self>,
+        ctx: &RequestContext,
+        f: F,
+    ) -> Result<T, HandlerError>
     where
         F: FnOnce(Client) -> Fut,
         Fut: std::future::Future<Output = Result<T, smcp_client::Error>>,
@@ -257,7 +266,9 @@ impl Upstream {
         let _permit = self.permit(limit).await?;
         // A link nobody reads: a question asked in this request's task is refused at once.
         let (refuse, _) = tokio::sync::mpsc::channel(1);
+        let started = Instant::now();
         let result = CALL.scope(refuse, f(self.client())).await;
+        self.record_to(ctx_metrics(ctx).as_ref(), outcome_of(&result), started);
         match result {
             Ok(value) => {
                 self.succeeded();
@@ -317,7 +328,11 @@ impl Upstream {
         let limit = self.config.timeout;
         self.ready(limit).await?;
         let _permit = self.permit(limit).await?;
-        match crate::passthrough::round(self.client(), ctx, input, method, params, tasks).await {
+        let started = Instant::now();
+        let passed =
+            crate::passthrough::round(self.client(), ctx, input, method, params, tasks).await;
+        self.record(ctx, outcome_of(&passed), started);
+        match passed {
             Ok(result) => {
                 self.succeeded();
                 result
@@ -326,6 +341,22 @@ impl Upstream {
                 self.failed(&e);
                 Err(call_error(self.name(), &e))
             }
+        }
+    }
+
+    /// Records one request to this upstream in the metrics of the server `ctx` belongs to.
+    fn record(&self, ctx: &RequestContext, outcome: UpstreamOutcome, started: Instant) {
+        self.record_to(ctx_metrics(ctx).as_ref(), outcome, started);
+    }
+
+    fn record_to(
+        &self,
+        metrics: Option<&MetricsHandle>,
+        outcome: UpstreamOutcome,
+        started: Instant,
+    ) {
+        if let Some(metrics) = metrics {
+            metrics.upstream(self.name(), outcome, started.elapsed());
         }
     }
 
@@ -345,6 +376,21 @@ impl Upstream {
                 ))
             })?
             .map_err(|_| HandlerError::internal("the gateway is shutting down"))
+    }
+}
+
+/// The metrics of the server a request belongs to.
+fn ctx_metrics(ctx: &RequestContext) -> Option<MetricsHandle> {
+    ctx.server().map(|server| server.metrics())
+}
+
+/// How a request to an upstream ended, for its metrics: answered with a result (a question
+/// counts), with a JSON-RPC error, or not usably answered.
+fn outcome_of<T>(result: &Result<T, smcp_client::Error>) -> UpstreamOutcome {
+    match result {
+        Ok(_) => UpstreamOutcome::Ok,
+        Err(e) if e.jsonrpc_error().is_some() => UpstreamOutcome::Error,
+        Err(_) => UpstreamOutcome::Failed,
     }
 }
 

@@ -11,6 +11,8 @@
 //! | `smcp_listen_streams` | gauge | – (read at scrape time) |
 //! | `smcp_legacy_sessions` | gauge | – (read at scrape time) |
 //! | `smcp_rate_limit_decisions_total` | counter | `limit` (a configured rule: `principal`, `tool:NAME`, `global-tool:NAME`), `outcome` (`allowed`, `refused`, `error`) |
+//! | `smcp_upstream_requests_total` | counter | `upstream` (a gateway's configured upstream), `outcome` (`ok`, `error`, `failed`) |
+//! | `smcp_upstream_request_duration_seconds` | histogram | `upstream` |
 //!
 //! Every label value comes from a bounded set (`crate::core::metrics`), so the number of
 //! series is bounded whatever clients send.
@@ -27,8 +29,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::core::metrics::{
-    CodeLabel, FileDirection, Metrics, MrtrRound, RateLimitOutcome, RequestRecord, code_label,
-    status_label,
+    CodeLabel, FileDirection, Metrics, MrtrRound, RateLimitOutcome, RequestRecord, UpstreamOutcome,
+    code_label, status_label,
 };
 use crate::core::server::Server;
 
@@ -64,8 +66,8 @@ impl EncodeLabelValue for Value {
 
 type Labels<const N: usize> = [(&'static str, Value); N];
 
-/// A label value of the rate limit counters: a rule's label (configured, so bounded) or an
-/// outcome.
+/// A label value of the rate limit and upstream counters: a rule's label or an upstream's name
+/// (configured, so bounded) or an outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum RateValue {
     Rule(String),
@@ -82,6 +84,9 @@ impl EncodeLabelValue for RateValue {
 }
 type HistogramFamily = Family<Labels<1>, Histogram, fn() -> Histogram>;
 
+/// Latency histograms by a configured name (an upstream's).
+type NamedHistogramFamily = Family<[(&'static str, RateValue); 1], Histogram, fn() -> Histogram>;
+
 fn latency_histogram() -> Histogram {
     Histogram::new(LATENCY_BUCKETS.iter().copied())
 }
@@ -96,6 +101,8 @@ struct Inner {
     listen_streams: Gauge,
     legacy_sessions: Gauge,
     rate_limits: Family<[(&'static str, RateValue); 2], Counter>,
+    upstream_requests: Family<[(&'static str, RateValue); 2], Counter>,
+    upstream_latency: NamedHistogramFamily,
     /// Serializes renders (the gauges are set, then the registry encoded).
     render: Mutex<()>,
 }
@@ -185,9 +192,24 @@ impl Prometheus {
             "Rate limit decisions per bucket, by rule and outcome (allowed, refused, error)",
             rate_limits.clone(),
         );
+        let upstream_requests = Family::<[(&'static str, RateValue); 2], Counter>::default();
+        registry.register(
+            "smcp_upstream_requests",
+            "A gateway's requests to its upstream servers, by upstream and outcome (ok, error, failed)",
+            upstream_requests.clone(),
+        );
+        let upstream_latency: NamedHistogramFamily =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "smcp_upstream_request_duration_seconds",
+            "Time from a gateway's request to an upstream server to its answer, by upstream",
+            upstream_latency.clone(),
+        );
         Self(Arc::new(Inner {
             registry,
             rate_limits,
+            upstream_requests,
+            upstream_latency,
             requests,
             latency,
             mrtr,
@@ -259,6 +281,21 @@ impl Metrics for Prometheus {
             ])
             .inc();
     }
+
+    fn upstream(&self, upstream: &str, outcome: UpstreamOutcome, elapsed: Duration) {
+        let name = ("upstream", RateValue::Rule(upstream.to_owned()));
+        self.0
+            .upstream_requests
+            .get_or_create(&[
+                name.clone(),
+                ("outcome", RateValue::Outcome(outcome.as_str())),
+            ])
+            .inc();
+        self.0
+            .upstream_latency
+            .get_or_create(&[name])
+            .observe(elapsed.as_secs_f64());
+    }
 }
 
 #[cfg(test)]
@@ -281,6 +318,8 @@ mod tests {
         prometheus.bus_lag(Duration::from_millis(3));
         prometheus.rate_limit("tool:echo", RateLimitOutcome::Refused);
         prometheus.rate_limit("tool:echo", RateLimitOutcome::Refused);
+        prometheus.upstream("files", UpstreamOutcome::Ok, Duration::from_micros(300));
+        prometheus.upstream("files", UpstreamOutcome::Failed, Duration::from_millis(2));
         let text = prometheus.render(&server);
         assert!(
             text.contains(
@@ -303,6 +342,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("smcp_bus_lag_seconds_count 1"), "{text}");
+        for series in [
+            r#"smcp_upstream_requests_total{upstream="files",outcome="ok"} 1"#,
+            r#"smcp_upstream_requests_total{upstream="files",outcome="failed"} 1"#,
+            r#"smcp_upstream_request_duration_seconds_count{upstream="files"} 2"#,
+        ] {
+            assert!(text.contains(series), "{series} in {text}");
+        }
         assert!(
             text.contains(
                 r#"smcp_request_duration_seconds_bucket{le="0.0025",method="tools/call"} 1"#

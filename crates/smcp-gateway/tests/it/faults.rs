@@ -102,7 +102,7 @@ async fn each_misbehaviour_fails_its_call_precisely_and_the_other_upstream_serve
     let bad = misbehaving().await;
     let good_server = echo_server("good", &["ping"]);
     let good = common::serve_server(&good_server).await;
-    let (gateway, server) = common::gateway(&format!(
+    let (gateway, server, prometheus) = common::gateway_measured(&format!(
         "[[upstream]]\nname = \"bad\"\nurl = \"{}\"\ntimeout = \"500ms\"\n\n\
          [[upstream]]\nname = \"good\"\nurl = \"{}\"\n",
         bad.url, good.url
@@ -152,6 +152,16 @@ async fn each_misbehaviour_fails_its_call_precisely_and_the_other_upstream_serve
     assert_eq!(body["result"]["content"][0]["text"], "fine ran", "{body}");
     assert!(gateway.down().is_empty(), "{:?}", gateway.down());
     assert!(server.readiness().await.is_ready());
+
+    // Each upstream's requests, by outcome, in the gateway's metrics.
+    let text = prometheus.render(&server);
+    for series in [
+        r#"smcp_upstream_requests_total{upstream="bad",outcome="failed"} 5"#,
+        r#"smcp_upstream_requests_total{upstream="bad",outcome="ok"} 1"#,
+        r#"smcp_upstream_requests_total{upstream="good",outcome="ok"} 4"#,
+    ] {
+        assert!(text.contains(series), "{series} in {text}");
+    }
 }
 
 #[tokio::test]

@@ -92,6 +92,28 @@ impl RateLimitOutcome {
     }
 }
 
+/// How a request a gateway sent to one of its upstream servers ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpstreamOutcome {
+    /// It was answered with a result.
+    Ok,
+    /// It was answered with a JSON-RPC error.
+    Error,
+    /// No usable answer: the upstream was down, timed out, broke the protocol or went away.
+    Failed,
+}
+
+impl UpstreamOutcome {
+    /// The label value: `ok`, `error` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Failed => "failed",
+        }
+    }
+}
+
 /// Where a server's measurements go. Every method has an empty default, so an implementation
 /// records only what it wants. Implementations must be cheap: they run on the request path.
 pub trait Metrics: Send + Sync + fmt::Debug + 'static {
@@ -116,6 +138,11 @@ pub trait Metrics: Send + Sync + fmt::Debug + 'static {
     /// `tool:NAME`, `global-tool:NAME`: configured rules only, so bounded).
     fn rate_limit(&self, limit: &str, outcome: RateLimitOutcome) {
         let _ = (limit, outcome);
+    }
+    /// A gateway's request to one of its upstream servers: `upstream` is its configured name
+    /// (bounded), `elapsed` from the send to the answer (each round of a call on its own).
+    fn upstream(&self, upstream: &str, outcome: UpstreamOutcome, elapsed: Duration) {
+        let _ = (upstream, outcome, elapsed);
     }
 }
 
@@ -203,6 +230,13 @@ impl MetricsHandle {
     pub fn rate_limit(&self, limit: &str, outcome: RateLimitOutcome) {
         if let Some(m) = &self.0 {
             m.rate_limit(limit, outcome);
+        }
+    }
+
+    /// See [`Metrics::upstream`].
+    pub fn upstream(&self, upstream: &str, outcome: UpstreamOutcome, elapsed: Duration) {
+        if let Some(m) = &self.0 {
+            m.upstream(upstream, outcome, elapsed);
         }
     }
 }

@@ -8,6 +8,7 @@ use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use smcp_gateway::{Gateway, GatewayConfig};
+use smcp_server::metrics::Prometheus;
 use smcp_server::mrtr::{Key, KeyRing, MrtrConfig};
 use smcp_server::{McpService, ServeOptions, Server};
 
@@ -61,15 +62,23 @@ pub fn shared_keys() -> MrtrConfig {
 
 /// A gateway with these `[[upstream]]` tables, and its server.
 pub async fn gateway(upstreams: &str) -> (Gateway, Server) {
+    let (gateway, server, _) = gateway_measured(upstreams).await;
+    (gateway, server)
+}
+
+/// The same, its server recording into Prometheus metrics.
+pub async fn gateway_measured(upstreams: &str) -> (Gateway, Server, Prometheus) {
     let config = GatewayConfig::parse(upstreams).unwrap();
     let gateway = Gateway::start(config).await.unwrap();
+    let prometheus = Prometheus::new();
     let server = gateway
         .configure(Server::builder("gw", "1"))
         .mrtr(shared_keys())
+        .metrics(std::sync::Arc::new(prometheus.clone()))
         .build()
         .unwrap();
     gateway.attach(&server);
-    (gateway, server)
+    (gateway, server, prometheus)
 }
 
 /// The `_meta` of a 2026-07-28 request with these client capabilities.
