@@ -225,6 +225,99 @@ async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gate
     }
 }
 
+#[tokio::test]
+async fn a_sampling_request_of_either_era_is_answered_by_the_client_through_the_gateway() {
+    let (_dir, path) = config(TWO_ERAS);
+    let gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&prompts);
+    let handler = smcp_client::FnInputHandler::new().on_sampling(move |params| {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.lock()
+                .unwrap()
+                .push(params.system_prompt.clone().unwrap_or_default());
+            let answer = serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "A short summary."},
+                "model": "test-model",
+                "stopReason": "endTurn"
+            }))
+            .map_err(|e| smcp_client::InputHandlerError::new(e.to_string()))?;
+            Ok(answer)
+        }
+    });
+    let client = Client::builder(format!("http://{}/mcp", gateway.addr))
+        .input_handler(handler)
+        .build()
+        .unwrap();
+    // The 2025 upstream asks with sampling/createMessage in the middle of the call; the
+    // 2026-07-28 one answers InputRequiredResult.
+    for tool in ["old_ask_llm", "now_ask_llm"] {
+        let result = client
+            .call_tool(tool, json!({"text": "a long text"}))
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert_eq!(
+            result.text_content(),
+            "A short summary. (model: test-model)",
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        *prompts.lock().unwrap(),
+        [
+            "You write terse, accurate summaries.",
+            "You write terse, accurate summaries."
+        ]
+    );
+}
+
+#[tokio::test]
+async fn upstreams_pinned_to_the_earlier_2025_revisions_are_served_too() {
+    let (_dir, path) = config(
+        r#"
+        [[upstream]]
+        name = "june"
+        command = ["{smcpd}", "--stdio", "--log", "warn"]
+        era = "2025-06-18"
+        resources.deny = ["smcp://readme", "smcp://clock"]
+
+        [[upstream]]
+        name = "march"
+        command = ["{smcpd}", "--stdio", "--log", "warn"]
+        era = "2025-03-26"
+        "#,
+    );
+    let gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let asked = Confirm::default();
+    let client = client(&gateway, &asked);
+    serves(&client, &["june_echo", "march_echo", "june_confirm_action"]).await;
+    for tool in ["june_echo", "march_echo"] {
+        let echoed = client
+            .call_tool(tool, json!({"text": tool}))
+            .await
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert_eq!(echoed.text_content(), tool);
+    }
+    let seen = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&seen);
+    client
+        .tool_call("march_progress_echo")
+        .arguments(json!({"text": "p"}))
+        .on_progress(move |_| *count.lock().unwrap() += 1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), 10);
+    // Elicitation came with 2025-06-18: asked in the middle of the call, held, answered.
+    let done = client
+        .call_tool("june_confirm_action", json!({"action": "ship"}))
+        .await
+        .unwrap();
+    assert_eq!(done.text_content(), "done: ship");
+}
+
 // Two workers: the log is waited for on one (a blocking wait) while the client's connection
 // closes on the other.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
