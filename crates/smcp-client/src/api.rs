@@ -20,8 +20,8 @@ use smcp_proto::server::utilities::completion::{CompleteResult, CompletionRefere
 use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{Client, Reply, decode, object_arg, with_timeout};
-use crate::error::{Error, Kind, Result};
+use crate::client::{Client, Reply, decode, object_arg, with_timeout, within};
+use crate::error::{Error, Result};
 use crate::page::Page;
 use crate::tasks::TaskHandle;
 
@@ -594,14 +594,7 @@ impl ToolCall {
                 .await
         };
         let timeout = self.timeout;
-        let call = with_timeout(timeout, call);
-        let reply = match self.cancel {
-            None => call.await?,
-            Some(token) => tokio::select! {
-                r = call => r?,
-                () = token.cancelled() => return Err(Error::new(Kind::Cancelled)),
-            },
-        };
+        let reply = within(timeout, self.cancel, call).await?;
         match reply {
             Reply::Complete(v) => {
                 let result: CallToolResult = decode(method::TOOLS_CALL, v)?;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use smcp_proto::ext::tasks::{self, CreateTaskResult};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Kind, Result};
 
@@ -83,6 +84,22 @@ pub(crate) async fn with_timeout<T>(
         Some(d) => tokio::time::timeout(d, fut)
             .await
             .unwrap_or_else(|_| Err(Error::new(Kind::Timeout(d)))),
+    }
+}
+
+/// [`with_timeout`], ended early with [`Kind::Cancelled`] when `cancel` fires.
+pub(crate) async fn within<T>(
+    timeout: Option<Duration>,
+    cancel: Option<CancellationToken>,
+    fut: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let bounded = with_timeout(timeout, fut);
+    match cancel {
+        None => bounded.await,
+        Some(token) => tokio::select! {
+            r = bounded => r,
+            () = token.cancelled() => Err(Error::new(Kind::Cancelled)),
+        },
     }
 }
 

@@ -17,7 +17,7 @@ use smcp_proto::patterns::mrtr::InputRequiredResult;
 use tokio_util::sync::CancellationToken;
 
 use super::handle::Client;
-use super::result::{ResultKind, decode, result_kind, unexpected_task, with_timeout};
+use super::result::{ResultKind, decode, result_kind, unexpected_task, within};
 use crate::error::{Error, Kind, Result};
 
 type NotificationFn = Arc<dyn Fn(Notification) + Send + Sync>;
@@ -175,17 +175,8 @@ impl Round {
             Some(f) => f(n),
             None => tracing::debug!(method = %n.method, "notification"),
         };
-        let exchange = with_timeout(
-            timeout,
-            client.exchange(method, &params, &header_params, &mut sink),
-        );
-        let result = match cancel {
-            None => exchange.await?,
-            Some(token) => tokio::select! {
-                r = exchange => r?,
-                () = token.cancelled() => return Err(Error::new(Kind::Cancelled)),
-            },
-        };
+        let exchange = client.exchange(method, &params, &header_params, &mut sink);
+        let result = within(timeout, cancel, exchange).await?;
         match result_kind(&result)? {
             ResultKind::Complete => Ok(RoundOutcome::Complete(result)),
             ResultKind::InputRequired => {
