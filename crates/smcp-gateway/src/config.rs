@@ -141,7 +141,8 @@ pub struct UpstreamConfig {
     pub bearer_token_env: Option<String>,
     /// Pins the revision spoken to it; by default it is negotiated.
     pub era: Option<String>,
-    /// Longest a call to it may take, each round included.
+    /// Longest a request to it may take, each round of a call on its own; a call held for the
+    /// client's answer (an earlier revision) may take `held_call_ttl` more.
     #[serde(with = "duration", default = "default_timeout")]
     pub timeout: Duration,
     /// Most calls in flight to it at once; more wait their turn within their timeout.

@@ -42,6 +42,8 @@ pub(crate) struct Upstream {
     up: Notify,
     /// Set while a restart is under way, so that one failure starts one restart.
     restarting: std::sync::atomic::AtomicBool,
+    /// How long a question of a held call waits for the client's answer.
+    hold: Duration,
 }
 
 impl Upstream {
@@ -62,6 +64,7 @@ impl Upstream {
             health: Mutex::new(Health::Up),
             up: Notify::new(),
             restarting: std::sync::atomic::AtomicBool::new(false),
+            hold,
         }))
     }
 
@@ -214,11 +217,12 @@ impl Upstream {
         let permit = self.permit(limit).await?;
         let cancel = CancellationToken::new();
         let (link, call) = HeldCalls::open(self.name(), cancel.clone());
+        // The upstream's own time, and the time a person takes to answer its question.
         let mut request = self
             .client()
             .tool_call(name)
             .arguments(Value::Object(arguments))
-            .timeout(Some(limit))
+            .timeout(Some(limit + self.hold))
             .cancellation(cancel);
         if ctx.progress_token().is_some() {
             let progress = link.clone();

@@ -204,3 +204,27 @@ async fn a_client_without_the_capability_is_not_asked() {
     );
     assert_eq!(gateway.held_calls(), 0);
 }
+
+#[tokio::test]
+async fn a_held_call_waits_for_a_slow_answer_beyond_the_upstream_timeout() {
+    let (_upstream, served) = asking_upstream().await;
+    // One second for the upstream's own work; a person answers in one and a half.
+    let (_gateway, server) = common::gateway(&format!(
+        "[[upstream]]\nname = \"up\"\nurl = \"{}\"\nera = \"2025-11-25\"\ntimeout = \"1s\"\n",
+        served.url
+    ))
+    .await;
+    let svc = server.service();
+    let state = first_round(&svc).await;
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let (_, body) = common::call(
+        &svc,
+        "up_confirm",
+        json!({"arguments": {"action": "deploy"}, "inputResponses": accept(), "requestState": state}),
+    )
+    .await;
+    assert_eq!(
+        body["result"]["content"][0]["text"], "done: deploy",
+        "{body}"
+    );
+}
