@@ -112,15 +112,21 @@ pub(crate) fn spawn(command: &StdioCommand) -> Result<Spawned> {
     })
 }
 
+/// Most bytes of queued lines written to the child in one `write`.
+const BATCH_BYTES: usize = 64 * 1024;
+
 /// Writes each queued line to the child's stdin until the queue ends, a write fails (the
 /// child is gone) or the shutdown starts; then drops stdin, which the child sees as EOF.
+/// Lines queued meanwhile go in the same write (up to [`BATCH_BYTES`]): one wake-up of the
+/// child for several requests under load.
 pub(crate) async fn write_loop(
     mut stdin: ChildStdin,
     mut lines: mpsc::Receiver<Vec<u8>>,
     close: CancellationToken,
 ) {
+    let mut batch: Vec<u8> = Vec::new();
     loop {
-        let line = tokio::select! {
+        let mut line = tokio::select! {
             biased;
             () = close.cancelled() => break,
             line = lines.recv() => match line {
@@ -128,6 +134,16 @@ pub(crate) async fn write_loop(
                 None => break,
             },
         };
+        if let Ok(next) = lines.try_recv() {
+            batch.clear();
+            batch.append(&mut line);
+            batch.extend_from_slice(&next);
+            while batch.len() < BATCH_BYTES {
+                let Ok(more) = lines.try_recv() else { break };
+                batch.extend_from_slice(&more);
+            }
+            std::mem::swap(&mut line, &mut batch);
+        }
         // A child that stops reading must not hold up the shutdown.
         let written = tokio::select! {
             biased;
