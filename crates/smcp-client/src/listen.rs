@@ -228,7 +228,10 @@ async fn once(
             return End::Stop;
         }
     };
-    let (id, stream) = match client.open(method::SUBSCRIPTIONS_LISTEN, params, &[]).await {
+    let (id, stream) = match client
+        .open(method::SUBSCRIPTIONS_LISTEN, params, &[], &[])
+        .await
+    {
         Ok(x) => x,
         Err(e) if transient(&e) => {
             return End::Abrupt {

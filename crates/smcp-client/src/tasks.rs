@@ -108,7 +108,7 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value> {
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
-        let fut = self.exchange(method_name, &params, &[], &mut sink);
+        let fut = self.exchange(method_name, &params, &[], &[], &mut sink);
         with_timeout(timeout, fut).await
     }
 

@@ -63,6 +63,7 @@ impl Client {
         method_name: &str,
         mut params: Map<String, Value>,
         header_params: &[HeaderParam],
+        extra: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(RequestId, ResponseStream)> {
         self.stamp_meta(method_name, &mut params);
         // Stdio has no headers: everything they would mirror is already in the body.
@@ -76,6 +77,7 @@ impl Client {
             if self.inner.trace.is_some() {
                 headers.extend(crate::trace::headers(params.get("_meta")));
             }
+            headers.extend(extra.iter().cloned());
             headers
         } else {
             Vec::new()
@@ -122,6 +124,7 @@ impl Client {
         method_name: &str,
         params: &Map<String, Value>,
         header_params: &[HeaderParam],
+        extra: &[(http::HeaderName, http::HeaderValue)],
         sink: Sink<'_>,
     ) -> Result<Value> {
         let mut renegotiated = false;
@@ -129,7 +132,7 @@ impl Client {
         loop {
             let attempt = async {
                 let (id, mut stream) = self
-                    .open(method_name, params.clone(), header_params)
+                    .open(method_name, params.clone(), header_params, extra)
                     .await?;
                 tracing::Span::current().record("id", tracing::field::display(&id));
                 read_response(&mut stream, &id, sink).await

@@ -45,6 +45,8 @@ pub struct Round {
     on_notification: Option<NotificationFn>,
     timeout: Option<Duration>,
     cancel: Option<CancellationToken>,
+    /// Headers of this request only (over HTTP).
+    headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
 impl std::fmt::Debug for Round {
@@ -104,6 +106,7 @@ impl Client {
             on_notification: None,
             timeout: self.inner.timeout,
             cancel: None,
+            headers: Vec::new(),
         })
     }
 }
@@ -144,6 +147,21 @@ impl Round {
         self
     }
 
+    /// Sends `Authorization: Bearer <token>` with this round only, over HTTP, in place of
+    /// the client's own ([`crate::ClientBuilder::bearer_token`]): a token obtained for this
+    /// request, e.g. by an RFC 8693 exchange. Over stdio it is not sent.
+    ///
+    /// # Errors
+    ///
+    /// A token that cannot be a header value (a control character, a line break).
+    pub fn bearer_token(mut self, token: &str) -> Result<Self> {
+        let mut value = http::HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| Error::config("the round's bearer token is not a valid header value"))?;
+        value.set_sensitive(true);
+        self.headers.push((http::header::AUTHORIZATION, value));
+        Ok(self)
+    }
+
     /// Sends the round.
     pub async fn send(self) -> Result<RoundOutcome> {
         let Round {
@@ -153,6 +171,7 @@ impl Round {
             on_notification,
             timeout,
             cancel,
+            headers,
         } = self;
         if let Some(era) = client.era()
             && era != crate::Era::Stateless
@@ -175,7 +194,7 @@ impl Round {
             Some(f) => f(n),
             None => tracing::debug!(method = %n.method, "notification"),
         };
-        let exchange = client.exchange(method, &params, &header_params, &mut sink);
+        let exchange = client.exchange(method, &params, &header_params, &headers, &mut sink);
         let result = within(timeout, cancel, exchange).await?;
         match result_kind(&result)? {
             ResultKind::Complete => Ok(RoundOutcome::Complete(result)),

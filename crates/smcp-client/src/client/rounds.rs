@@ -30,7 +30,9 @@ impl Client {
             return Ok(hit);
         }
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
-        let result = self.exchange(method_name, &params, &[], &mut sink).await?;
+        let result = self
+            .exchange(method_name, &params, &[], &[], &mut sink)
+            .await?;
         match result_kind(&result)? {
             ResultKind::Complete => {}
             ResultKind::InputRequired => {
@@ -77,7 +79,7 @@ impl Client {
         let mut rounds = 0u32;
         loop {
             let result = match self
-                .exchange(method_name, &retry, &header_params, sink)
+                .exchange(method_name, &retry, &header_params, &[], sink)
                 .await
             {
                 Err(e)

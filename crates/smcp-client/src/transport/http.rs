@@ -88,21 +88,24 @@ impl HttpTransport {
     }
 
     /// POSTs `request` with the MCP headers in `headers` and returns its response stream.
+    /// A header of `headers` replaces the caller's extra header of that name (a round's own
+    /// `Authorization` in place of the client's).
     pub(crate) async fn post(
         &self,
         request: &Request,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<HttpStream> {
         let body = Message::Request(request.clone()).to_vec();
-        let mut req = self
+        let mut all = self.extra_headers.clone();
+        for (name, value) in headers {
+            all.insert(name, value);
+        }
+        let req = self
             .http
             .post(self.url.clone())
-            .headers(self.extra_headers.clone())
+            .headers(all)
             .header(ACCEPT, ACCEPT_BOTH)
             .header(CONTENT_TYPE, "application/json");
-        for (name, value) in headers {
-            req = req.header(name, value);
-        }
         let response = self.gate.send(req.body(body)).await?;
         into_stream(response).await
     }
