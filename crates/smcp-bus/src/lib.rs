@@ -15,6 +15,7 @@
 //! | [`ChangeBus`] | the trait: publish, subscribe |
 //! | [`Fanout`], [`Subscription`] | local delivery with bounded per-subscriber buffers, shared by every implementation |
 //! | [`InProcessBus`] | the default bus: one process, one [`Fanout`] |
+//! | [`local_only`], [`is_local_only`] | publishing to this process's listeners only |
 //!
 //! # Writing another implementation
 //!
@@ -29,9 +30,11 @@ mod change;
 mod error;
 mod fanout;
 mod in_process;
+mod local;
 
 pub use bus::ChangeBus;
 pub use change::{Change, Interest, TopicNotification, uri_covers};
 pub use error::BusError;
 pub use fanout::{Fanout, Subscription};
 pub use in_process::InProcessBus;
+pub use local::{is_local_only, local_only};

@@ -9,7 +9,9 @@
 //! The same subscriber connection carries the session relay's channels
 //! (`<prefix>relay`, to every instance, and `<prefix>relay:<instance id>`, to this one): what
 //! arrives on them goes to the [`crate::RedisSessionRelay`] attached, if any. An instance is
-//! reachable there exactly while its subscriber connection is up.
+//! reachable there exactly while its subscriber connection is up. It carries a third,
+//! `<prefix>peer:<instance id>`: messages another component sends this instance
+//! ([`RedisBus::send_to_peer`], received by the handler of [`RedisBus::on_peer_message`]).
 //!
 //! # Delivery
 //!
@@ -23,7 +25,6 @@
 //! queue of [`OUTBOX`] overflowed while Redis was away) is followed, once Redis is back, by a
 //! message telling every instance to do the same.
 
-use std::cell::Cell;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -33,30 +34,17 @@ use futures_util::StreamExt as _;
 use smcp_bus::{BusError, Change, ChangeBus, Fanout, Interest, Subscription};
 use tokio::sync::mpsc;
 
-use crate::Redis;
 use crate::wire::{self, CatalogRevision, Envelope, WireChange};
+use crate::{Redis, RedisError};
 
 /// Changes queued for publishing at most; past it, changes are dropped and the instances
 /// are told that some may have been missed.
 pub const OUTBOX: usize = 4096;
 
-thread_local! {
-    static LOCAL_ONLY: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with every [`RedisBus::publish`] on this thread delivering to this process's
-/// listeners only. The shared catalog applies a revision inside it: each instance applies
-/// the revision itself and notifies its own listeners, so nothing is published twice.
-pub fn local_only<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            LOCAL_ONLY.with(|c| c.set(self.0));
-        }
-    }
-    let _reset = Reset(LOCAL_ONLY.with(|c| c.replace(true)));
-    f()
-}
+/// [`smcp_bus::local_only`], re-exported here where it was first defined: the shared catalog
+/// applies a revision inside it (each instance applies the revision itself and notifies its
+/// own listeners, so nothing is published twice).
+pub use smcp_bus::local_only;
 
 /// What an observer of the bus sees: for a readiness check or metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +76,9 @@ pub(crate) trait RelaySink: Send + Sync + 'static {
 
 type LagObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 
+/// The receiver of messages sent to this instance ([`RedisBus::on_peer_message`]).
+type PeerHandler = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
 /// A [`ChangeBus`] shared by every instance connected to the same Redis and key prefix.
 /// Cheap to clone; clones share the connection and the local subscribers.
 #[derive(Clone)]
@@ -111,6 +102,9 @@ struct Inner {
     relay: OnceLock<Arc<dyn RelaySink>>,
     /// The relay's channels: to every instance, to this one.
     relay_channels: (String, String),
+    /// Messages to this instance ([`RedisBus::on_peer_message`]), and their channel.
+    peer: OnceLock<PeerHandler>,
+    peer_channel: String,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -149,6 +143,8 @@ impl RedisBus {
                 catalog: OnceLock::new(),
                 relay: OnceLock::new(),
                 relay_channels: (redis.key("relay"), relay_channel(redis, redis.instance())),
+                peer: OnceLock::new(),
+                peer_channel: peer_channel(redis, redis.instance()),
                 tasks: Mutex::new(Vec::new()),
             }),
         };
@@ -189,6 +185,34 @@ impl RedisBus {
     /// The Redis handle the bus uses.
     pub fn redis(&self) -> &Redis {
         &self.inner.redis
+    }
+
+    /// Hands every message another instance sends this one ([`Self::send_to_peer`]) to
+    /// `handler`, on the subscriber's task (so it must not block). Once: `false` when a
+    /// handler is set already. At most once, like everything on the bus: a message sent
+    /// while this instance's subscriber is reconnecting is lost.
+    pub fn on_peer_message(&self, handler: impl Fn(&[u8]) + Send + Sync + 'static) -> bool {
+        self.inner.peer.set(Arc::new(handler)).is_ok()
+    }
+
+    /// Sends `payload` to the instance whose id is `instance` ([`Redis::instance`]); whether
+    /// it was there to receive it (its subscriber connection up).
+    ///
+    /// # Errors
+    ///
+    /// Redis failed, or did not answer within its timeout.
+    pub async fn send_to_peer(&self, instance: &str, payload: &[u8]) -> Result<bool, RedisError> {
+        let redis = &self.inner.redis;
+        let mut conn = redis.conn();
+        let received = redis
+            .bounded(
+                redis::cmd("PUBLISH")
+                    .arg(peer_channel(redis, instance))
+                    .arg(payload)
+                    .query_async::<i64>(&mut conn),
+            )
+            .await?;
+        Ok(received > 0)
     }
 
     /// Stops the background tasks and ends every local subscription.
@@ -311,7 +335,7 @@ impl ChangeBus for RedisBus {
             return Err(BusError::Closed);
         }
         self.inner.fanout.deliver(&change);
-        if LOCAL_ONLY.with(Cell::get) {
+        if smcp_bus::is_local_only() {
             return Ok(());
         }
         self.inner.enqueue(&Envelope {
@@ -328,6 +352,11 @@ impl ChangeBus for RedisBus {
     fn subscribe(&self, interest: Interest, capacity: usize) -> Result<Subscription, BusError> {
         self.inner.fanout.subscribe(interest, capacity)
     }
+}
+
+/// The channel of messages to instance `instance`.
+fn peer_channel(redis: &Redis, instance: &str) -> String {
+    redis.key(&format!("peer:{instance}"))
 }
 
 /// The relay's channel to instance `instance`.
@@ -353,7 +382,9 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
             .bounded(async {
                 let mut pubsub = redis.inner.client.get_async_pubsub().await?;
                 let (all, direct) = &inner.relay_channels;
-                pubsub.subscribe(&[&inner.channel, all, direct]).await?;
+                pubsub
+                    .subscribe(&[&inner.channel, all, direct, &inner.peer_channel])
+                    .await?;
                 Ok(pubsub.split())
             })
             .await;
@@ -399,6 +430,10 @@ async fn subscribe_loop(weak: std::sync::Weak<Inner>) {
                     let channel = msg.get_channel_name();
                     if channel == inner.channel {
                         inner.handle(msg.get_payload_bytes());
+                    } else if channel == inner.peer_channel {
+                        if let Some(peer) = inner.peer.get() {
+                            peer(msg.get_payload_bytes());
+                        }
                     } else if let Some(relay) = inner.relay.get() {
                         relay.message(channel != inner.relay_channels.0, msg.get_payload_bytes());
                     }
@@ -493,16 +528,5 @@ mod tests {
         assert_eq!(backoff(5, b), Duration::from_millis(1600));
         assert_eq!(backoff(6, b), Duration::from_secs(2));
         assert_eq!(backoff(60, b), Duration::from_secs(2));
-    }
-
-    #[test]
-    fn local_only_is_scoped_and_restored() {
-        assert!(!LOCAL_ONLY.with(Cell::get));
-        local_only(|| {
-            assert!(LOCAL_ONLY.with(Cell::get));
-            local_only(|| assert!(LOCAL_ONLY.with(Cell::get)));
-            assert!(LOCAL_ONLY.with(Cell::get));
-        });
-        assert!(!LOCAL_ONLY.with(Cell::get));
     }
 }
