@@ -127,6 +127,7 @@ pub use crate::core::tools::{
 pub use crate::core::typed;
 #[cfg(feature = "schemars")]
 pub use crate::core::typed::Json;
+pub use crate::core::uri_template::UriTemplate;
 pub use config::{CacheConfig, CacheHint, CacheScope, Limits, ListenConfig};
 pub use drain::{Drained, shutdown_signal};
 pub use http::{

@@ -109,6 +109,8 @@ struct Config {
     dpop: Option<DpopConfig>,
     /// The accepted DPoP algorithms, space-separated (the challenges' `algs`).
     dpop_algs: String,
+    /// Whether handlers see the access token ([`AuthLayerBuilder::keep_token`]).
+    keep_token: bool,
 }
 
 /// What a valid token grants, cached per token.
@@ -130,6 +132,7 @@ pub struct AuthLayerBuilder {
     cache_ttl: Duration,
     protected_path: Option<String>,
     dpop: Option<DpopConfig>,
+    keep_token: bool,
 }
 
 impl std::fmt::Debug for AuthLayerBuilder {
@@ -163,6 +166,7 @@ impl AuthLayer {
             cache_ttl: Duration::from_secs(300),
             protected_path: None,
             dpop: None,
+            keep_token: false,
         }
     }
 
@@ -241,6 +245,16 @@ impl AuthLayerBuilder {
         self
     }
 
+    /// Lets handlers see each request's access token (`AccessPolicy::subject_token` on the
+    /// request context's [`Access`]), to exchange it for a token of another audience (RFC
+    /// 8693), as a gateway does for its upstreams. Off by default: a token that reaches
+    /// handler code can leak from it, so turn this on only for a server that delegates.
+    #[must_use]
+    pub fn keep_token(mut self, keep: bool) -> Self {
+        self.keep_token = keep;
+        self
+    }
+
     /// The layer.
     pub fn build(mut self) -> AuthLayer {
         let dpop_algs = match &self.dpop {
@@ -273,6 +287,7 @@ impl AuthLayerBuilder {
                 protected_path: self.protected_path,
                 dpop: self.dpop,
                 dpop_algs,
+                keep_token: self.keep_token,
             }),
         }
     }
@@ -547,6 +562,7 @@ async fn verify(config: &Config, token: &str, now: Instant) -> Result<Arc<Grant>
         access: Access(Arc::new(Granted {
             scopes: verified.scopes,
             policy: config.policy.clone(),
+            token: config.keep_token.then(|| token.into()),
         })),
         missing_server_scope,
         jkt: verified.jkt,

@@ -9,7 +9,7 @@
 //! | `fetch` | bounded fetches (timeout, size cap, no redirects, `https` except loopback) |
 //! | `cache` | validated tokens until they expire, bounded |
 //! | `metadata` | [`ProtectedResourceMetadata`] (RFC 9728) |
-//! | `scopes` | [`ScopePolicy`]: scopes per server, method and tool; hiding tools from `tools/list` |
+//! | `scopes` | [`ScopePolicy`]: scopes per server, method and tool, then those an item declares (`ToolBuilder::scope`); hiding tools from `tools/list` |
 //! | `dpop` | [`DpopConfig`]: DPoP-bound tokens (RFC 9449): proof checks, the RFC 7638 thumbprint, stateless nonces, `jti` replay through a [`ReplayGuard`](crate::mrtr::ReplayGuard) |
 //! | `challenge` | the `WWW-Authenticate` challenges (`Bearer`, `DPoP`) and refusal bodies |
 //! | `layer` | [`AuthLayer`]: the tower layer in front of the endpoint |

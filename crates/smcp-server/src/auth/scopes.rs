@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::core::access::{AccessPolicy, InsufficientScope};
+use crate::core::access::{AccessPolicy, InsufficientScope, declare};
 
 /// The scopes required for the whole server, per method and per tool, checked before any
 /// handler runs; optionally `tools/list` hides the tools a token may not call.
@@ -49,10 +49,20 @@ impl ScopePolicy {
     /// Every scope `method` (and, for `tools/call`, `tool`) needs, server-wide ones first,
     /// without repeats.
     pub fn needed(&self, method: &str, tool: Option<&str>) -> Vec<&str> {
+        self.needed_with(method, tool, &[])
+    }
+
+    /// [`Self::needed`], and then the scopes the addressed item declares.
+    fn needed_with<'a>(
+        &'a self,
+        method: &str,
+        tool: Option<&str>,
+        declared: &'a [String],
+    ) -> Vec<&'a str> {
         let mut needed: Vec<&str> = Vec::new();
         let extra = self.methods.get(method).into_iter().flatten();
         let tool = tool.and_then(|t| self.tools.get(t)).into_iter().flatten();
-        for scope in self.server.iter().chain(extra).chain(tool) {
+        for scope in self.server.iter().chain(extra).chain(tool).chain(declared) {
             if !needed.contains(&scope.as_str()) {
                 needed.push(scope);
             }
@@ -72,15 +82,32 @@ impl ScopePolicy {
         method: &str,
         tool: Option<&str>,
     ) -> Result<(), InsufficientScope> {
+        self.check_declared(granted, method, tool, &[])
+    }
+
+    /// [`Self::check`] for a request addressing an item that declares scopes of its own
+    /// (`declared`, e.g. [`crate::ToolBuilder::scope`]): the refusal names the policy's
+    /// scopes and the item's.
+    ///
+    /// # Errors
+    ///
+    /// [`InsufficientScope`] with every needed scope.
+    pub fn check_declared(
+        &self,
+        granted: &[String],
+        method: &str,
+        tool: Option<&str>,
+        declared: &[String],
+    ) -> Result<(), InsufficientScope> {
         // The common case allocates nothing: every list checked in place.
         let has = |scopes: &[String]| scopes.iter().all(|n| granted.contains(n));
         let method_ok = self.methods.get(method).is_none_or(|m| has(m));
         let tool_ok = tool.and_then(|t| self.tools.get(t)).is_none_or(|t| has(t));
-        if has(&self.server) && method_ok && tool_ok {
+        if has(&self.server) && method_ok && tool_ok && has(declared) {
             return Ok(());
         }
         Err(InsufficientScope {
-            scope: self.needed(method, tool).join(" "),
+            scope: self.needed_with(method, tool, declared).join(" "),
         })
     }
 
@@ -94,7 +121,7 @@ impl ScopePolicyBuilder {
     /// Every request needs `scope`. Repeatable.
     #[must_use]
     pub fn require(mut self, scope: impl Into<String>) -> Self {
-        push(&mut self.policy.server, scope.into());
+        declare(&mut self.policy.server, scope.into());
         self
     }
 
@@ -102,7 +129,7 @@ impl ScopePolicyBuilder {
     /// Repeatable.
     #[must_use]
     pub fn method(mut self, method: impl Into<String>, scope: impl Into<String>) -> Self {
-        push(
+        declare(
             self.policy.methods.entry(method.into()).or_default(),
             scope.into(),
         );
@@ -112,7 +139,7 @@ impl ScopePolicyBuilder {
     /// Calls of the tool `tool` need `scope`. Repeatable.
     #[must_use]
     pub fn tool(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
-        push(
+        declare(
             self.policy.tools.entry(tool.into()).or_default(),
             scope.into(),
         );
@@ -132,17 +159,13 @@ impl ScopePolicyBuilder {
     }
 }
 
-fn push(list: &mut Vec<String>, scope: String) {
-    if !list.contains(&scope) {
-        list.push(scope);
-    }
-}
-
 /// A token's scopes under a policy: the [`AccessPolicy`] the core asks.
 #[derive(Debug)]
 pub(crate) struct Granted {
     pub(crate) scopes: Vec<String>,
     pub(crate) policy: Arc<ScopePolicy>,
+    /// The token itself, when the layer keeps it (`AuthLayerBuilder::keep_token`).
+    pub(crate) token: Option<Box<str>>,
 }
 
 impl AccessPolicy for Granted {
@@ -150,14 +173,29 @@ impl AccessPolicy for Granted {
         self.policy.check(&self.scopes, method, tool)
     }
 
-    fn shows_tool(&self, tool: &str) -> bool {
+    fn check_declared(
+        &self,
+        method: &str,
+        tool: Option<&str>,
+        declared: &[String],
+    ) -> Result<(), InsufficientScope> {
+        self.policy
+            .check_declared(&self.scopes, method, tool, declared)
+    }
+
+    fn subject_token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    fn shows_tool(&self, tool: &str, declared: &[String]) -> bool {
         !self.policy.hide_tools
             || self
                 .policy
-                .check(
+                .check_declared(
                     &self.scopes,
                     crate::proto::messages::method::TOOLS_CALL,
                     Some(tool),
+                    declared,
                 )
                 .is_ok()
     }
@@ -208,6 +246,29 @@ mod tests {
     }
 
     #[test]
+    fn an_items_declared_scopes_come_after_the_policys_in_one_refusal() {
+        let policy = ScopePolicy::builder()
+            .require("mcp")
+            .tool("wipe", "admin")
+            .build();
+        let declared = granted(&["fs", "mcp"]);
+        assert_eq!(
+            policy.check_declared(&granted(&["mcp"]), "tools/call", Some("wipe"), &declared),
+            Err(InsufficientScope {
+                scope: "mcp admin fs".to_owned()
+            })
+        );
+        assert_eq!(
+            policy.check_declared(&granted(&["mcp", "fs"]), "prompts/get", None, &declared),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check_declared(&granted(&["mcp"]), "prompts/get", None, &[]),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn hiding_follows_the_tool_call_check() {
         let policy = Arc::new(
             ScopePolicy::builder()
@@ -218,18 +279,24 @@ mod tests {
         let user = Granted {
             scopes: granted(&["mcp"]),
             policy: policy.clone(),
+            token: None,
         };
-        assert!(user.shows_tool("echo"));
-        assert!(!user.shows_tool("wipe"));
+        assert!(user.shows_tool("echo", &[]));
+        assert!(!user.shows_tool("wipe", &[]));
+        assert!(!user.shows_tool("echo", &granted(&["fs"])));
+        assert!(user.shows_tool("echo", &granted(&["mcp"])));
         let admin = Granted {
             scopes: granted(&["admin"]),
             policy,
+            token: None,
         };
-        assert!(admin.shows_tool("wipe"));
+        assert!(admin.shows_tool("wipe", &[]));
         let open = Granted {
             scopes: Vec::new(),
             policy: Arc::new(ScopePolicy::builder().tool("wipe", "admin").build()),
+            token: None,
         };
-        assert!(open.shows_tool("wipe"));
+        assert!(open.shows_tool("wipe", &[]));
+        assert!(open.shows_tool("wipe", &granted(&["fs"])));
     }
 }

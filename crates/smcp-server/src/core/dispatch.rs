@@ -34,10 +34,13 @@ use smcp_proto::server::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
 };
 use smcp_proto::server::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
-use smcp_proto::server::utilities::completion::{CompleteRequestParams, CompleteResult};
+use smcp_proto::server::utilities::completion::{
+    CompleteRequestParams, CompleteResult, CompletionReference,
+};
 use smcp_proto::x_mcp_header::HeaderParam;
 use tokio_util::sync::CancellationToken;
 
+use super::access::check_declared;
 use super::catalog::Catalog;
 use super::completion::{CompletionRequest, truncated};
 use super::context::{ContextParts, EventSink, MetaSource, Principal, RequestContext, ServerRef};
@@ -326,7 +329,7 @@ fn route(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
             list(shared, p.cursor.as_deref(), &catalog.tools, |page, next| {
                 let shown = page.iter().filter(|t| {
                     ctx.access()
-                        .is_none_or(|access| access.0.shows_tool(&t.tool.name))
+                        .is_none_or(|access| access.0.shows_tool(&t.tool.name, &t.scopes))
                 });
                 let mut r = ListToolsResult::new(shown.map(|t| t.tool.clone()).collect());
                 r.next_cursor = next;
@@ -384,7 +387,7 @@ fn route(shared: &Arc<Shared>, call: Call<'_>) -> Dispatch {
         ClientRequest::CallTool(p) => call_tool(shared, &catalog, p, ctx, body, mirror),
         ClientRequest::ReadResource(p) => read_resource(shared, &catalog, p, ctx),
         ClientRequest::GetPrompt(p) => get_prompt(shared, &catalog, p, ctx),
-        ClientRequest::Complete(p) => complete(shared, p, ctx),
+        ClientRequest::Complete(p) => complete(shared, &catalog, p, ctx),
         ClientRequest::Listen(p) => Dispatch::Listen(Ok(p), ctx),
         ClientRequest::Other(params) => {
             let Some((extension, spec)) = shared.extension_method(name) else {
@@ -515,6 +518,11 @@ fn call_tool(
             "Unknown tool: {name}"
         ))));
     };
+    if let Err(refusal) =
+        check_declared(ctx.access(), method::TOOLS_CALL, Some(&name), &tool.scopes)
+    {
+        return Dispatch::Ready(Err(refusal));
+    }
     let arguments = arguments.unwrap_or_default();
     if let Err(mismatch) = mirror.check_tool_arguments(&tool.header_params, &arguments) {
         return Dispatch::Ready(Err(mismatch));
@@ -614,6 +622,10 @@ fn read_resource(
     let Some((entry, variables)) = catalog.resource(&uri) else {
         return Dispatch::Ready(Err(resource_not_found(&uri)));
     };
+    if let Err(refusal) = check_declared(ctx.access(), method::RESOURCES_READ, None, &entry.scopes)
+    {
+        return Dispatch::Ready(Err(refusal));
+    }
     let hint = entry.cache.unwrap_or(shared.cache.resources_read);
     let (binding, input) = match mrtr_input(
         shared,
@@ -674,6 +686,9 @@ fn get_prompt(
             "Unknown prompt: {name}"
         ))));
     };
+    if let Err(refusal) = check_declared(ctx.access(), method::PROMPTS_GET, None, &entry.scopes) {
+        return Dispatch::Ready(Err(refusal));
+    }
     let arguments = arguments.unwrap_or_default();
     if let Some(missing) = entry.required.iter().find(|r| !arguments.contains_key(*r)) {
         return Dispatch::Ready(Err(ErrorObject::invalid_params(format!(
@@ -710,10 +725,35 @@ fn get_prompt(
     })
 }
 
-fn complete(shared: &Shared, params: CompleteRequestParams, ctx: RequestContext) -> Dispatch {
+fn complete(
+    shared: &Shared,
+    catalog: &Catalog,
+    params: CompleteRequestParams,
+    ctx: RequestContext,
+) -> Dispatch {
     let Some(handler) = shared.completion.clone() else {
         return Dispatch::Ready(Err(ErrorObject::method_not_found(method::COMPLETE)));
     };
+    // Completing a prompt's arguments or a template's variables needs what using it needs;
+    // looked up only when credentials are checked at all.
+    if ctx.access().is_some() {
+        let declared = match &params.reference {
+            CompletionReference::Prompt(p) => catalog.prompt(&p.name).map(|e| e.scopes.as_slice()),
+            CompletionReference::ResourceTemplate(t) => catalog
+                .templates
+                .iter()
+                .find(|e| e.key == t.uri)
+                .map(|e| e.scopes.as_slice()),
+        };
+        if let Err(refusal) = check_declared(
+            ctx.access(),
+            method::COMPLETE,
+            None,
+            declared.unwrap_or_default(),
+        ) {
+            return Dispatch::Ready(Err(refusal));
+        }
+    }
     let fut = handler.complete(CompletionRequest {
         reference: params.reference,
         argument: params.argument.name,

@@ -90,6 +90,7 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
     PromptBuilder {
         prompt: Prompt::new(name),
         handler: None,
+        scopes: Vec::new(),
         invalid: None,
     }
 }
@@ -101,6 +102,7 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
 pub struct PromptBuilder {
     prompt: Prompt,
     handler: Option<Arc<dyn PromptHandler>>,
+    scopes: Vec<String>,
     /// Why the arguments derived by `typed` cannot be prompt arguments.
     invalid: Option<String>,
 }
@@ -171,6 +173,16 @@ impl PromptBuilder {
             .arguments
             .get_or_insert_with(Vec::new)
             .push(argument);
+        self
+    }
+
+    /// A scope a request for this prompt (and completing its arguments) needs, on top of any the server's policy asks
+    /// (checked when an authentication layer set the request's
+    /// [`Access`](crate::core::access::Access); a refusal names every needed scope and is
+    /// answered with `403`). Repeatable.
+    #[must_use]
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        crate::core::access::declare(&mut self.scopes, scope.into());
         self
     }
 
@@ -259,6 +271,7 @@ impl PromptBuilder {
         Ok(PromptEntry {
             prompt: self.prompt,
             required,
+            scopes: self.scopes,
             handler,
         })
     }
@@ -292,6 +305,8 @@ fn prompt_args<A: serde::de::DeserializeOwned>(
 pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     pub(crate) required: Vec<String>,
+    /// The scopes a request needs beyond the policy's ([`PromptBuilder::scope`]).
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: Arc<dyn PromptHandler>,
 }
 

@@ -76,6 +76,7 @@ pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuil
     ResourceBuilder {
         kind: Kind::Resource(Resource::new(uri, name)),
         cache: None,
+        scopes: Vec::new(),
         handler: None,
     }
 }
@@ -111,6 +112,7 @@ pub fn resource_template(
     ResourceBuilder {
         kind: Kind::Template(ResourceTemplate::new(uri_template, name)),
         cache: None,
+        scopes: Vec::new(),
         handler: None,
     }
 }
@@ -129,6 +131,7 @@ enum Kind {
 pub struct ResourceBuilder {
     kind: Kind,
     cache: Option<CacheHint>,
+    scopes: Vec<String>,
     handler: Option<Arc<dyn ResourceHandler>>,
 }
 
@@ -218,6 +221,16 @@ impl ResourceBuilder {
         self
     }
 
+    /// A scope a request for this resource (for a template: every URI it matches, and completing its variables) needs, on top of any the server's policy asks
+    /// (checked when an authentication layer set the request's
+    /// [`Access`](crate::core::access::Access); a refusal names every needed scope and is
+    /// answered with `403`). Repeatable.
+    #[must_use]
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        crate::core::access::declare(&mut self.scopes, scope.into());
+        self
+    }
+
     /// The async function that reads it.
     ///
     /// # Examples
@@ -258,6 +271,7 @@ impl ResourceBuilder {
             key,
             descriptor,
             cache: self.cache,
+            scopes: self.scopes,
             handler,
         })
     }
@@ -275,6 +289,8 @@ pub(crate) struct ResourceEntry {
     pub(crate) key: String,
     pub(crate) descriptor: Descriptor,
     pub(crate) cache: Option<CacheHint>,
+    /// The scopes a read needs beyond the policy's ([`ResourceBuilder::scope`]).
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: Arc<dyn ResourceHandler>,
 }
 

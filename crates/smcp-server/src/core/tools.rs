@@ -346,6 +346,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         derived_input_schema: None,
         derived_output_schema: None,
         required_capabilities: Vec::new(),
+        scopes: Vec::new(),
         single_use_state: None,
         data: ToolData::new(),
         handler: None,
@@ -365,6 +366,7 @@ pub struct ToolBuilder {
     derived_input_schema: Option<Value>,
     derived_output_schema: Option<Value>,
     required_capabilities: Vec<String>,
+    scopes: Vec<String>,
     single_use_state: Option<bool>,
     data: ToolData,
     handler: Option<Arc<dyn ToolHandler>>,
@@ -499,6 +501,23 @@ impl ToolBuilder {
     #[must_use]
     pub fn requires_client_capability(mut self, capability: impl Into<String>) -> Self {
         self.required_capabilities.push(capability.into());
+        self
+    }
+
+    /// A scope a request for this tool needs, on top of any the server's policy asks
+    /// (checked when an authentication layer set the request's
+    /// [`Access`](crate::core::access::Access); a refusal names every needed scope and is
+    /// answered with `403`). Repeatable.
+    /// With `hide_tools` on the server's policy, `tools/list` hides the tool from a token
+    /// without them.
+    ///
+    /// ```
+    /// let wipe = smcp_server::tool("wipe").scope("admin");
+    /// # let _ = wipe;
+    /// ```
+    #[must_use]
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        crate::core::access::declare(&mut self.scopes, scope.into());
         self
     }
 
@@ -804,6 +823,7 @@ impl ToolBuilder {
             validator,
             header_params,
             required_capabilities: self.required_capabilities,
+            scopes: self.scopes,
             single_use_state,
             handler,
             data: self.data,
@@ -868,6 +888,8 @@ pub(crate) struct ToolEntry {
     pub(crate) validator: SchemaValidator,
     pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) required_capabilities: Vec<String>,
+    /// The scopes a call needs beyond the policy's ([`ToolBuilder::scope`]).
+    pub(crate) scopes: Vec<String>,
     pub(crate) single_use_state: bool,
     pub(crate) handler: Arc<dyn ToolHandler>,
     /// What extensions attached at registration.

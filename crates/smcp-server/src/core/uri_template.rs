@@ -13,14 +13,30 @@ enum Part {
     Var { name: String, reserved: bool },
 }
 
-/// A parsed URI template.
+/// A parsed RFC 6570 URI template, as a resource template is matched: `{var}` and `{+var}`.
+///
+/// ```
+/// use smcp_server::UriTemplate;
+///
+/// let files = UriTemplate::parse("file:///{+path}")?;
+/// let variables = files.matches("file:///src/main.rs").expect("it matches");
+/// assert_eq!(variables["path"], "src/main.rs");
+/// assert!(files.matches("https://example.com").is_none());
+/// # Ok::<(), String>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UriTemplate {
+pub struct UriTemplate {
     parts: Vec<Part>,
 }
 
 impl UriTemplate {
-    pub(crate) fn parse(template: &str) -> Result<Self, String> {
+    /// Parses `template`.
+    ///
+    /// # Errors
+    ///
+    /// Why it cannot be matched: an unclosed expression, an operator other than `+`, a
+    /// variable list, a modifier.
+    pub fn parse(template: &str) -> Result<Self, String> {
         let mut parts = Vec::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
@@ -78,7 +94,7 @@ impl UriTemplate {
     /// [`MAX_MATCHED_URI`] bytes never match (the work and memory stay bounded). When a URI
     /// matches in more than one way, each variable takes the shortest value that lets the
     /// rest match.
-    pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+    pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let n = uri.len();
         if n > MAX_MATCHED_URI {
             return None;

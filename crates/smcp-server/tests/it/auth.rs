@@ -116,13 +116,13 @@ fn rpc(method: &str, name: Option<&str>, authorization: Option<&str>) -> Request
         .unwrap()
 }
 
-struct Answer {
-    status: StatusCode,
-    challenge: Option<String>,
-    body: Value,
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) challenge: Option<String>,
+    pub(crate) body: Value,
 }
 
-async fn send(app: &axum::Router, request: Request<axum::body::Body>) -> Answer {
+pub(crate) async fn send(app: &axum::Router, request: Request<axum::body::Body>) -> Answer {
     let response = app.clone().oneshot(request).await.unwrap();
     let status = response.status();
     let challenge = response

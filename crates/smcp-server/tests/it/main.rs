@@ -8,6 +8,7 @@ mod common;
 
 // The tests.
 mod auth;
+mod auth_declared;
 mod auth_dpop;
 mod auth_introspection;
 mod catalog;

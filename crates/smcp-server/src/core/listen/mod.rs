@@ -115,6 +115,10 @@ pub(crate) fn plan(
         task_ids: None,
     };
     for grant in grants {
+        if let Some(uris) = &grant.honoured.resource_subscriptions {
+            // The extension that owns the resources decides which are watched.
+            interest.resource_uris.clone_from(uris);
+        }
         merge(&mut honoured, grant.honoured);
         interest.topics.extend(grant.topics);
     }
