@@ -212,12 +212,18 @@ pub(crate) fn install(
     listing: Listing,
 ) -> Installed {
     let Listing {
+        capabilities,
         tools,
         prompts,
         resources,
         templates,
-        ..
     } = listing;
+    #[cfg(feature = "files")]
+    upstream.files.upstream.store(
+        capabilities.extra.contains_key("files"),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    let _ = capabilities;
     let gone = |had: &[String], now: &HashSet<String>| -> Vec<String> {
         had.iter().filter(|n| !now.contains(*n)).cloned().collect()
     };

@@ -161,6 +161,36 @@ pub struct UpstreamConfig {
     /// stdio: how a program that exited is started again.
     #[serde(default)]
     pub restart: Restart,
+    /// Scopes a client's access token must hold for anything of this upstream: calling its
+    /// tools, getting its prompts, reading its resources, completing their arguments. A
+    /// token without them gets `403` naming them. Needs the gateway served behind
+    /// authorization (smcpd's `--auth-issuer`).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Scopes calls of one tool need on top of `scopes`, by the tool's upstream name.
+    #[serde(default)]
+    pub tool_scopes: BTreeMap<String, Vec<String>>,
+    /// HTTP at 2026-07-28: each client request goes up with a token of the upstream's own
+    /// audience, exchanged for the client's at an authorization server (RFC 8693).
+    pub token_exchange: Option<TokenExchangeConfig>,
+}
+
+/// `token_exchange`: where and how a client's access token is exchanged for one the upstream
+/// accepts. The client's token itself is never sent upstream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenExchangeConfig {
+    /// The authorization server's token endpoint (`https://`, or `http://` on loopback).
+    pub token_endpoint: String,
+    /// The gateway's client id there (`client_secret_basic`).
+    pub client_id: String,
+    /// A variable of the gateway's environment holding its client secret.
+    pub client_secret_env: String,
+    /// The audience asked for (`audience`, and `resource` per RFC 8707); by default the
+    /// upstream's URL.
+    pub audience: Option<String>,
+    /// The scope asked for, space-separated; by default none (the server decides).
+    pub scope: Option<String>,
 }
 
 fn default_timeout() -> Duration {
@@ -309,6 +339,56 @@ impl UpstreamConfig {
                 return Err(invalid(place(field), "give `allow` or `deny`, not both"));
             }
         }
+        check_scopes(&self.scopes).map_err(|m| invalid(place("scopes"), m))?;
+        if let Some(exchange) = &self.token_exchange {
+            if self.url.is_none() {
+                return Err(invalid(
+                    place("token_exchange"),
+                    "applies to an HTTP upstream only",
+                ));
+            }
+            if self.era.as_deref().is_some_and(|e| e != "2026-07-28") {
+                return Err(invalid(
+                    place("token_exchange"),
+                    "needs the upstream at 2026-07-28 (a 2025 session has one token)",
+                ));
+            }
+            let endpoint = &exchange.token_endpoint;
+            let loopback = ["http://127.0.0.1", "http://[::1]", "http://localhost"]
+                .iter()
+                .any(|p| {
+                    endpoint
+                        .strip_prefix(p)
+                        .is_some_and(|r| r.starts_with([':', '/']))
+                });
+            if !(endpoint.starts_with("https://") || loopback) {
+                return Err(invalid(
+                    place("token_exchange.token_endpoint"),
+                    "must be an https:// URL (http:// only on loopback)",
+                ));
+            }
+            if exchange.client_id.is_empty() || exchange.client_secret_env.is_empty() {
+                return Err(invalid(
+                    place("token_exchange"),
+                    "give client_id and client_secret_env",
+                ));
+            }
+        }
+        if self.tool_scopes.len() > MAX_TOOL_SCOPES {
+            return Err(invalid(
+                place("tool_scopes"),
+                format!("at most {MAX_TOOL_SCOPES} tools"),
+            ));
+        }
+        for (tool, scopes) in &self.tool_scopes {
+            if scopes.is_empty() {
+                return Err(invalid(
+                    place(&format!("tool_scopes.{tool}")),
+                    "name at least one scope",
+                ));
+            }
+            check_scopes(scopes).map_err(|m| invalid(place(&format!("tool_scopes.{tool}")), m))?;
+        }
         if self.restart.initial_backoff.is_zero()
             || self.restart.max_backoff < self.restart.initial_backoff
         {
@@ -319,6 +399,29 @@ impl UpstreamConfig {
         }
         Ok(())
     }
+}
+
+/// Most scopes in one list.
+const MAX_SCOPES: usize = 32;
+
+/// Most tools `tool_scopes` may name.
+const MAX_TOOL_SCOPES: usize = 1024;
+
+/// Each an RFC 6749 §3.3 scope token: printable ASCII but space, `"` and `\`; at most
+/// [`MAX_SCOPES`] of them.
+fn check_scopes(scopes: &[String]) -> Result<(), String> {
+    if scopes.len() > MAX_SCOPES {
+        return Err(format!("at most {MAX_SCOPES} scopes"));
+    }
+    for (i, scope) in scopes.iter().enumerate() {
+        let token = |b: u8| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b);
+        if scope.is_empty() || scope.len() > 128 || !scope.bytes().all(token) {
+            return Err(format!(
+                "scope {i} must be 1 to 128 printable ASCII characters without spaces, `\"` or `\\`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_name(name: &str) -> Result<(), String> {
@@ -349,6 +452,27 @@ impl GatewayConfig {
         let config: Self = toml::from_str(text)?;
         config.check()?;
         Ok(config)
+    }
+
+    /// Whether an upstream exchanges its clients' tokens (then the gateway must be served
+    /// behind authorization that keeps the token for it).
+    pub fn exchanges_tokens(&self) -> bool {
+        self.upstreams.iter().any(|u| u.token_exchange.is_some())
+    }
+
+    /// Every scope the file declares (`scopes` and `tool_scopes` of every upstream), each
+    /// once, in order: what the gateway's resource metadata lists as supported.
+    pub fn scopes(&self) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        for upstream in &self.upstreams {
+            let per_tool = upstream.tool_scopes.values().flatten();
+            for scope in upstream.scopes.iter().chain(per_tool) {
+                if !all.contains(scope) {
+                    all.push(scope.clone());
+                }
+            }
+        }
+        all
     }
 
     /// Checks what the types cannot: names, one transport each, bounds, unique names and
@@ -464,6 +588,8 @@ mod tests {
             env = { MODE = "ro" }
             env_from = ["HOME"]
             tools.deny = ["write"]
+            scopes = ["files", "mcp"]
+            tool_scopes = { read = ["files:read"], delete = ["files:admin", "mcp"] }
 
             [[upstream]]
             name = "search"
@@ -488,6 +614,11 @@ mod tests {
         assert_eq!(search.qualifier("_"), "");
         assert_eq!(search.timeout, Duration::from_millis(1500));
         assert_eq!(search.max_concurrency, 4);
+        assert!(search.scopes.is_empty() && search.tool_scopes.is_empty());
+        assert_eq!(
+            config.scopes(),
+            ["files", "mcp", "files:admin", "files:read"]
+        );
     }
 
     #[test]
@@ -537,6 +668,34 @@ mod tests {
             (
                 "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\nmax_concurrency = 0\n",
                 "max_concurrency: must be 1 to 10000",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\nscopes = [\"a b\"]\n",
+                "upstream \"a\", scopes: scope 0 must be 1 to 128 printable ASCII",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\ntool_scopes = { t = [] }\n",
+                "upstream \"a\", tool_scopes.t: name at least one scope",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\ntool_scopes = { t = [\"ok\", \"q\\\"\"] }\n",
+                "upstream \"a\", tool_scopes.t: scope 1 must be",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\n[upstream.token_exchange]\ntoken_endpoint = \"https://as/token\"\nclient_id = \"g\"\nclient_secret_env = \"S\"\n",
+                "upstream \"a\", token_exchange: applies to an HTTP upstream only",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\nurl = \"http://h/mcp\"\nera = \"2025-11-25\"\n[upstream.token_exchange]\ntoken_endpoint = \"https://as/token\"\nclient_id = \"g\"\nclient_secret_env = \"S\"\n",
+                "upstream \"a\", token_exchange: needs the upstream at 2026-07-28",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\nurl = \"http://h/mcp\"\n[upstream.token_exchange]\ntoken_endpoint = \"http://as.example/token\"\nclient_id = \"g\"\nclient_secret_env = \"S\"\n",
+                "upstream \"a\", token_exchange.token_endpoint: must be an https:// URL",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\nurl = \"http://h/mcp\"\n[upstream.token_exchange]\ntoken_endpoint = \"http://127.0.0.1.evil/token\"\nclient_id = \"g\"\nclient_secret_env = \"S\"\n",
+                "token_exchange.token_endpoint: must be an https:// URL",
             ),
             (
                 "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\nbogus = 1\n",

@@ -30,6 +30,14 @@ pub enum GatewayError {
         /// Why.
         source: smcp_client::Error,
     },
+    /// The token exchange of an upstream could not be set up.
+    #[error("upstream {upstream:?}: token exchange: {message}")]
+    TokenExchange {
+        /// The upstream.
+        upstream: String,
+        /// Why.
+        message: String,
+    },
     /// Two upstreams offer the same name after their prefixes.
     #[error(
         "the {kind} {name:?} is offered by upstream {first:?} and by upstream {second:?}; {}",

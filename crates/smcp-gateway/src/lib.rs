@@ -31,6 +31,13 @@
 //! through; a client that goes away cancels the upstream request. `docs/gateway.md` has the
 //! configuration, the era translation table and the failure modes.
 //!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `redis` | no | `RedisPeers`: [`Peers`] over the Redis bus several instances share (adds `smcp-redis`) |
+//! | `files` | no | SEP-2631 files through the gateway (`Gateway::serve_files`; adds `smcp-files`) |
+//!
 //! # Layout
 //!
 //! | module | what |
@@ -39,21 +46,34 @@
 //! | `upstream` | one upstream: its client, health, concurrency limit, restarts; a call in its own task |
 //! | `passthrough` | a 2026-07-28 upstream, one round at a time: its `InputRequiredResult` passed on, its state sealed in the gateway's, nothing held |
 //! | `held` | a call to an earlier-revision upstream, held for the client's answer: the `InputRequiredResult` and the retry |
+//! | `peers` | [`Peers`]: a retry that lands on another instance forwarded to the one holding its call; `RedisPeers` (feature `redis`) over the shared Redis bus |
 //! | `bridge` | the upstream client's input handler: an upstream's question to the call it belongs to |
 //! | `catalog` | what each upstream serves under the gateway's names, collisions, installing it in the server |
 //! | `proxy` | the served tools, prompts, resources and templates that call through; completion routed by reference |
+//! | `task_listen` | `notifications/tasks`: a listener's task ids followed at their upstreams |
 //! | `tasks` | SEP-2663 tasks of 2026-07-28 upstreams passed through: a task's id names its upstream |
+//! | `files` | SEP-2631 (feature `files`): a client's files to each upstream as it takes them, an upstream's file outputs stored by the gateway |
+//! | `watch` | resource subscriptions: a listener's URIs watched at the upstream owning each, its updates published |
+//! | `exchange` | RFC 8693: a client's access token exchanged for one of an upstream's audience |
 //! | `error` | [`GatewayError`]; how an upstream's failure reaches the client |
 
 mod bridge;
 mod catalog;
 pub mod config;
 mod error;
+mod exchange;
+#[cfg(feature = "files")]
+mod files;
 mod held;
 mod passthrough;
+mod peers;
+#[cfg(feature = "redis")]
+mod peers_redis;
 mod proxy;
+mod task_listen;
 mod tasks;
 mod upstream;
+mod watch;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,6 +85,11 @@ use smcp_server::{Server, ServerBuilder};
 
 pub use config::{ConfigError, GatewayConfig};
 pub use error::GatewayError;
+pub use peers::{
+    EventSink, ForwardedEvent, ForwardedOutcome, ForwardedRetry, PeerError, PeerHandler, Peers,
+};
+#[cfg(feature = "redis")]
+pub use peers_redis::RedisPeers;
 
 use crate::catalog::{Claims, Installed, Listing};
 use crate::held::HeldCalls;
@@ -88,6 +113,11 @@ struct Inner {
     stop: tokio_util::sync::CancellationToken,
     /// What was listed at start, installed by [`Gateway::attach`].
     first: Mutex<HashMap<String, Listing>>,
+    /// The resources watched at the upstreams for the gateway's listeners.
+    watches: Arc<watch::Watches>,
+    /// The gateway's own file service ([`Gateway::serve_files`]).
+    #[cfg(feature = "files")]
+    files: std::sync::OnceLock<smcp_files::Files>,
 }
 
 impl Gateway {
@@ -97,12 +127,49 @@ impl Gateway {
     /// backoff) and its tools join the catalog when it comes up; two upstreams offering the
     /// same tool name after their prefixes stop the start, naming both.
     pub async fn start(config: GatewayConfig) -> Result<Self, GatewayError> {
+        Self::start_with(config, None).await
+    }
+
+    /// [`Gateway::start`], for one of several instances behind a balancer: a retry that
+    /// lands here but answers a call another instance holds is forwarded to it through
+    /// `peers`, and retries forwarded here are served (see [`Peers`]).
+    pub async fn start_in_cluster(
+        config: GatewayConfig,
+        peers: Arc<dyn Peers>,
+    ) -> Result<Self, GatewayError> {
+        Self::start_with(config, Some(peers)).await
+    }
+
+    async fn start_with(
+        config: GatewayConfig,
+        peers: Option<Arc<dyn Peers>>,
+    ) -> Result<Self, GatewayError> {
         config.check()?;
         let settings = config.gateway;
+        // A forwarded retry waits at most as long as the call it resumes may run.
+        let longest = config.upstreams.iter().map(|u| u.timeout).max();
+        let within = settings.held_call_ttl + longest.unwrap_or_default();
         let held = Arc::new(HeldCalls::new(
             settings.held_call_ttl,
             settings.max_held_calls,
+            peers.map(|p| (p, within)),
         ));
+        if let Some(peers) = held.peers() {
+            let serving = Arc::downgrade(&held);
+            peers.serve(Arc::new(move |retry, cancel, events| {
+                let serving = serving.clone();
+                Box::pin(async move {
+                    match serving.upgrade() {
+                        Some(held) => held.serve_forwarded(retry, cancel, events).await,
+                        None => ForwardedOutcome::Failed {
+                            error: smcp_proto::error::ErrorObject::internal(
+                                "this gateway instance is stopping",
+                            ),
+                        },
+                    }
+                })
+            }));
+        }
         let upstreams = config
             .upstreams
             .into_iter()
@@ -152,6 +219,9 @@ impl Gateway {
                 capabilities,
                 stop: tokio_util::sync::CancellationToken::new(),
                 first: Mutex::new(first),
+                watches: Arc::new(watch::Watches::new()),
+                #[cfg(feature = "files")]
+                files: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -172,6 +242,12 @@ impl Gateway {
             .health_check(Readiness {
                 inner: Arc::clone(&self.inner),
             });
+        // SEP-2631: file arguments checked and resolved before a call (first, so the tasks
+        // path sees them too), `files/*` served.
+        #[cfg(feature = "files")]
+        if let Some(files) = self.inner.files.get() {
+            builder = builder.extension(smcp_files::FilesExtension::new(files.clone()));
+        }
         // Tasks pass through to 2026-07-28 upstreams only (a 2025 session has no tasks).
         let tasks_upstream = self.inner.upstreams.iter().any(|u| {
             u.stateless()
@@ -182,7 +258,31 @@ impl Gateway {
                 })
         });
         if tasks_upstream {
-            builder = builder.extension(tasks::TasksThrough::new(self.inner.upstreams.clone()));
+            builder = builder.extension(tasks::TasksThrough::new(
+                self.inner.upstreams.clone(),
+                self.inner.stop.clone(),
+            ));
+        }
+        // Resource subscriptions where an upstream can watch a resource.
+        if self
+            .inner
+            .upstreams
+            .iter()
+            .any(|u| self.inner.subscribes(u))
+        {
+            builder = builder
+                .resources_subscribe(true)
+                .extension(watch::ResourceWatch {
+                    owner: Arc::new({
+                        let inner = Arc::clone(&self.inner);
+                        move |uri: &str| {
+                            inner
+                                .resource_owner(uri)
+                                .filter(|upstream| inner.subscribes(upstream))
+                        }
+                    }),
+                    watches: Arc::clone(&self.inner.watches),
+                });
         }
         if any(|c| c.completions.is_some()) {
             let inner = Arc::clone(&self.inner);
@@ -220,6 +320,29 @@ impl Gateway {
                 installed,
             ));
         }
+        if let Some(added) = self.inner.watches.take_receiver() {
+            tokio::spawn(watch::run(
+                Arc::clone(&self.inner.watches),
+                server.clone(),
+                self.inner.stop.clone(),
+                added,
+            ));
+        }
+    }
+
+    /// Serves SEP-2631 files through `files` (the gateway's own store and data plane, which
+    /// the caller mounts beside the endpoint with `files.router()`): call before
+    /// [`Gateway::configure`]. A file argument goes to each upstream as it takes it (uploaded
+    /// again, or inline as `data:`), and an upstream's file outputs are stored here.
+    #[cfg(feature = "files")]
+    pub fn serve_files(&self, files: smcp_files::Files) {
+        for upstream in &self.inner.upstreams {
+            upstream
+                .files
+                .gateway
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let _ = self.inner.files.set(files);
     }
 
     /// How many calls wait for a client's answer now.
@@ -287,6 +410,34 @@ impl Inner {
         }
         *had = catalog::install(server, upstream, &self.held, had, listing);
         true
+    }
+
+    /// Whether `upstream` said at start that it can watch a resource (`resources.subscribe`).
+    fn subscribes(&self, upstream: &Upstream) -> bool {
+        self.capabilities
+            .get(upstream.name())
+            .and_then(|c| c.resources.as_ref())
+            .and_then(|r| r.subscribe)
+            == Some(true)
+    }
+
+    /// The upstream serving `uri`: the one listing it, else the one whose template matches
+    /// it.
+    fn resource_owner(&self, uri: &str) -> Option<Arc<Upstream>> {
+        let claims = self.claims.lock().unwrap_or_else(PoisonError::into_inner);
+        let owner = match claims.resources.get(uri) {
+            Some((owner, _)) => owner.clone(),
+            None => claims
+                .templates
+                .iter()
+                .find(|(template, _)| {
+                    smcp_server::UriTemplate::parse(template)
+                        .is_ok_and(|t| t.matches(uri).is_some())
+                })
+                .map(|(_, (owner, _))| owner.clone())?,
+        };
+        drop(claims);
+        self.upstreams.iter().find(|u| u.name() == owner).cloned()
     }
 
     /// The upstream owning a completion's reference, with the reference as it knows it.

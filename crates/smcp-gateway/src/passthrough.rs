@@ -21,6 +21,18 @@ use tokio::sync::mpsc;
 /// The notifications of one round waiting to be passed on; past it, dropped.
 const NOTIFICATION_ROOM: usize = 256;
 
+/// How a round goes up beyond the client's request.
+#[derive(Debug, Default)]
+pub(crate) struct Offer {
+    /// The client's declaration of the tasks extension goes up too.
+    pub(crate) tasks: bool,
+    /// The gateway stores files: the upstream is told the client takes and sends them (the
+    /// gateway moves them); without, that it takes none.
+    pub(crate) files: bool,
+    /// A token for this round in place of the upstream client's own (an exchanged one).
+    pub(crate) bearer: Option<String>,
+}
+
 /// What the gateway's `requestState` carries for a passed-through round.
 #[derive(Debug, Serialize, Deserialize)]
 struct PassedState {
@@ -40,15 +52,20 @@ pub(crate) enum Passed {
 /// One round of `method` (`params` as the upstream knows them) for the client request of
 /// `ctx` and `input`: the result, or an `InputRequiredResult` for the client. With `tasks`,
 /// the client's declaration of the tasks extension goes up too, and the upstream may answer
-/// with a task.
+/// with a task (see [`Offer`]).
 pub(crate) async fn round(
     client: Client,
     ctx: &RequestContext,
     input: Option<&Input>,
     method_name: &str,
     mut params: Map<String, Value>,
-    tasks: bool,
+    offer: Offer,
 ) -> Result<Result<Passed, HandlerError>, smcp_client::Error> {
+    let Offer {
+        tasks,
+        files,
+        bearer,
+    } = offer;
     // The answers go up as they came, unknown keys included (the upstream ignores what it
     // did not ask); a first request may carry answers too.
     if let Some(input) = input
@@ -87,9 +104,12 @@ pub(crate) async fn round(
     }
     params.insert("_meta".to_owned(), Value::Object(up_meta));
     let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);
-    let sent = client
-        .round(method_name, Value::Object(params))?
-        .client_capabilities(&capabilities_of(ctx, tasks))
+    let mut round = client.round(method_name, Value::Object(params))?;
+    if let Some(bearer) = &bearer {
+        round = round.bearer_token(bearer)?;
+    }
+    let sent = round
+        .client_capabilities(&capabilities_of(ctx, tasks, files))
         .cancellation(ctx.cancellation_token())
         .on_notification(move |n| {
             let _ = tx.try_send(n);
@@ -107,8 +127,8 @@ pub(crate) async fn round(
         pass_on(ctx, n).await;
     }
     Ok(match outcome {
-        RoundOutcome::Complete(result) => Ok(Passed::Complete(result)),
-        RoundOutcome::Task(created) => Ok(Passed::Task(created)),
+        RoundOutcome::Complete(result) => Ok(Passed::Complete(as_ours(result))),
+        RoundOutcome::Task(created) => Ok(Passed::Task(as_ours(created))),
         RoundOutcome::InputRequired(asked) => {
             let requests = asked.input_requests.unwrap_or_default();
             let state = PassedState {
@@ -129,12 +149,34 @@ pub(crate) async fn round(
     })
 }
 
+/// An upstream's result without the upstream's `serverInfo` in its `_meta`: the gateway
+/// answers, and puts its own.
+fn as_ours(mut result: Value) -> Value {
+    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+        meta.remove(meta::SERVER_INFO);
+        if meta.is_empty()
+            && let Value::Object(result) = &mut result
+        {
+            result.remove("_meta");
+        }
+    }
+    result
+}
+
 /// The client's declared capabilities, as sent up; without `tasks`, all but the tasks
-/// extension (the upstream must answer inline).
-fn capabilities_of(ctx: &RequestContext, tasks: bool) -> ClientCapabilities {
+/// extension (the upstream must answer inline). Files are the gateway's to move: `files`
+/// says whether it can (then it declares them, whatever the client did).
+fn capabilities_of(ctx: &RequestContext, tasks: bool, files: bool) -> ClientCapabilities {
     let mut declared = ctx.client_capabilities().clone();
     if !tasks && let Some(Value::Object(extensions)) = declared.get_mut("extensions") {
         extensions.remove(smcp_proto::ext::tasks::EXTENSION_ID);
+    }
+    declared.remove("files");
+    if files {
+        declared.insert(
+            "files".to_owned(),
+            serde_json::json!({"upload": true, "download": true, "transports": ["https"]}),
+        );
     }
     serde_json::from_value(Value::Object(declared)).unwrap_or_default()
 }

@@ -28,7 +28,16 @@ pub(crate) fn tool(
     upstream: &Arc<Upstream>,
     held: &Arc<HeldCalls>,
 ) -> ToolBuilder {
-    let mut builder = smcp_server::tool(name).input_schema(Value::Object(tool.input_schema));
+    #[cfg(feature = "files")]
+    let (fields, schema) = {
+        let fields = crate::files::fields(&tool.input_schema);
+        let mut schema = tool.input_schema;
+        crate::files::widen(&mut schema, &fields, upstream);
+        (Arc::new(fields), schema)
+    };
+    #[cfg(not(feature = "files"))]
+    let schema = tool.input_schema;
+    let mut builder = smcp_server::tool(name).input_schema(Value::Object(schema));
     if let Some(title) = tool.title {
         builder = builder.title(title);
     }
@@ -47,15 +56,23 @@ pub(crate) fn tool(
     if let Some(meta) = tool.meta {
         builder = builder.meta(meta);
     }
+    let per_tool = upstream.config.tool_scopes.get(&tool.name).into_iter();
+    for scope in upstream.config.scopes.iter().chain(per_tool.flatten()) {
+        builder = builder.scope(scope);
+    }
     builder
         .data(crate::tasks::Route {
             upstream: Arc::clone(upstream),
             tool: tool.name.clone(),
+            #[cfg(feature = "files")]
+            fields: Arc::clone(&fields),
         })
         .handler_impl(ToolProxy {
             upstream: Arc::clone(upstream),
             tool: tool.name,
             held: Arc::clone(held),
+            #[cfg(feature = "files")]
+            fields,
         })
 }
 
@@ -65,28 +82,43 @@ struct ToolProxy {
     /// The tool's name upstream.
     tool: String,
     held: Arc<HeldCalls>,
+    /// Its SEP-2631 file fields.
+    #[cfg(feature = "files")]
+    fields: Arc<Vec<smcp_files::FileField>>,
 }
 
 impl ToolHandler for ToolProxy {
-    fn call(&self, call: ToolCall) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+    fn call(&self, mut call: ToolCall) -> BoxFuture<Result<CallToolResult, HandlerError>> {
         let upstream = Arc::clone(&self.upstream);
         let held = Arc::clone(&self.held);
         let tool = self.tool.clone();
+        #[cfg(feature = "files")]
+        let fields = Arc::clone(&self.fields);
         Box::pin(async move {
-            if upstream.stateless() {
+            #[allow(unused_mut, reason = "changed only with the files feature")]
+            let mut arguments = std::mem::take(&mut call.arguments);
+            #[cfg(feature = "files")]
+            if !fields.is_empty() && call.input.round() == 0 {
+                crate::files::arguments(&call, &upstream, &fields, &mut arguments).await?;
+            }
+            #[allow(unused_mut, reason = "changed only with the files feature")]
+            let mut result = if upstream.stateless() {
                 let mut params = Map::new();
                 params.insert("name".to_owned(), Value::String(tool));
-                params.insert("arguments".to_owned(), Value::Object(call.arguments));
+                params.insert("arguments".to_owned(), Value::Object(arguments));
                 upstream
                     .pass(&call.ctx, &call.input, method::TOOLS_CALL, params)
-                    .await
+                    .await?
             } else if call.input.round() > 0 {
-                held.resume(&call.ctx, &call.input).await
+                held.resume(&call.ctx, &call.input).await?
             } else {
                 upstream
-                    .call_tool(&held, &call.ctx, &tool, call.arguments)
-                    .await
-            }
+                    .call_tool(&held, &call.ctx, &tool, arguments)
+                    .await?
+            };
+            #[cfg(feature = "files")]
+            crate::files::outputs(&call, &upstream, &mut result).await?;
+            Ok(result)
         })
     }
 }
@@ -108,6 +140,9 @@ pub(crate) fn prompt(name: &str, prompt: Prompt, upstream: &Arc<Upstream>) -> Pr
     }
     for argument in prompt.arguments.unwrap_or_default() {
         builder = builder.argument_definition(argument);
+    }
+    for scope in &upstream.config.scopes {
+        builder = builder.scope(scope);
     }
     let upstream = Arc::clone(upstream);
     let original = prompt.name;
@@ -188,7 +223,11 @@ pub(crate) fn template(template: ResourceTemplate, upstream: &Arc<Upstream>) -> 
     reads_through(builder, upstream)
 }
 
-fn reads_through(builder: ResourceBuilder, upstream: &Arc<Upstream>) -> ResourceBuilder {
+/// Reads through `upstream`, behind its scopes.
+fn reads_through(mut builder: ResourceBuilder, upstream: &Arc<Upstream>) -> ResourceBuilder {
+    for scope in &upstream.config.scopes {
+        builder = builder.scope(scope);
+    }
     let upstream = Arc::clone(upstream);
     builder.handler(move |read| {
         let upstream = Arc::clone(&upstream);

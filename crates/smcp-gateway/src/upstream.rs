@@ -44,6 +44,34 @@ pub(crate) struct Upstream {
     restarting: std::sync::atomic::AtomicBool,
     /// How long a question of a held call waits for the client's answer.
     hold: Duration,
+    /// Who handles SEP-2631 files of its tools.
+    #[cfg(feature = "files")]
+    pub(crate) files: FileSupport,
+    /// The exchange of its clients' tokens for its own, when configured.
+    exchange: Option<crate::exchange::TokenExchange>,
+}
+
+/// Who handles an upstream's files.
+#[cfg(feature = "files")]
+#[derive(Debug, Default)]
+pub(crate) struct FileSupport {
+    /// The upstream said `files` (SEP-2631) when it was last listed.
+    pub(crate) upstream: std::sync::atomic::AtomicBool,
+    /// The gateway stores its clients' files ([`crate::Gateway::serve_files`]).
+    pub(crate) gateway: std::sync::atomic::AtomicBool,
+}
+
+#[cfg(feature = "files")]
+impl FileSupport {
+    /// Whether the upstream speaks SEP-2631.
+    pub(crate) fn upstream(&self) -> bool {
+        self.upstream.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the gateway stores its clients' files.
+    pub(crate) fn gateway(&self) -> bool {
+        self.gateway.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl Upstream {
@@ -55,6 +83,11 @@ impl Upstream {
     ) -> Result<Arc<Self>, GatewayError> {
         let bridge = Arc::new(Bridge::new(&config.name, hold));
         let client = build_client(&config, &bridge)?;
+        let exchange = config
+            .token_exchange
+            .as_ref()
+            .map(|e| crate::exchange::TokenExchange::new(&config, e))
+            .transpose()?;
         Ok(Arc::new(Self {
             qualifier: config.qualifier(separator),
             permits: Arc::new(Semaphore::new(config.max_concurrency)),
@@ -65,7 +98,19 @@ impl Upstream {
             up: Notify::new(),
             restarting: std::sync::atomic::AtomicBool::new(false),
             hold,
+            #[cfg(feature = "files")]
+            files: FileSupport::default(),
+            exchange,
         }))
+    }
+
+    /// Whether the gateway stores files for its clients (and so moves them to and from this
+    /// upstream).
+    pub(crate) fn stores_files(&self) -> bool {
+        #[cfg(feature = "files")]
+        return self.files.gateway();
+        #[cfg(not(feature = "files"))]
+        false
     }
 
     /// Its name.
@@ -212,6 +257,16 @@ impl Upstream {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<smcp_proto::server::tools::CallToolResult, HandlerError> {
+        if self.exchange.is_some() {
+            // A session of an earlier revision has one token: no client's own can go up.
+            return Err(HandlerError::Rpc(smcp_proto::error::ErrorObject::internal(
+                format!(
+                    "upstream {:?} negotiated a revision before 2026-07-28, where a token \
+                 exchanged per request cannot be used; pin it with era = \"2026-07-28\"",
+                    self.name()
+                ),
+            )));
+        }
         let limit = self.config.timeout;
         self.ready(limit).await?;
         let permit = self.permit(limit).await?;
@@ -248,7 +303,7 @@ impl Upstream {
             }
             let _ = link.send(Event::Done(result)).await;
         }));
-        held.drive(call, ctx).await
+        held.drive_here(call, ctx).await
     }
 }
 
@@ -331,10 +386,25 @@ impl Upstream {
     ) -> Result<crate::passthrough::Passed, HandlerError> {
         let limit = self.config.timeout;
         self.ready(limit).await?;
+        let bearer = match &self.exchange {
+            Some(exchange) => Some(exchange.token_for(ctx).await?),
+            None => None,
+        };
         let _permit = self.permit(limit).await?;
         let started = Instant::now();
-        let passed =
-            crate::passthrough::round(self.client(), ctx, input, method, params, tasks).await;
+        let passed = crate::passthrough::round(
+            self.client(),
+            ctx,
+            input,
+            method,
+            params,
+            crate::passthrough::Offer {
+                tasks,
+                files: self.stores_files(),
+                bearer,
+            },
+        )
+        .await;
         self.record(ctx, outcome_of(&passed), started);
         match passed {
             Ok(result) => {
@@ -428,7 +498,44 @@ fn build_client(config: &UpstreamConfig, bridge: &Arc<Bridge>) -> Result<Client,
     if let Some(era) = &config.era {
         builder = builder.protocol_version(era);
     }
+    // The gateway moves its clients' files to and from the upstream itself. Plain-http data
+    // plane URLs on loopback are accepted exactly when the upstream itself is reached there
+    // (a stdio program, or a loopback URL): no less safe than the MCP connection.
+    #[cfg(feature = "files")]
+    {
+        let loopback = config.url.as_deref().is_none_or(is_loopback_url);
+        builder = builder.files(smcp_client::files::FileTransfer {
+            inline_threshold: 0,
+            allow_insecure_loopback: loopback,
+            ..smcp_client::files::FileTransfer::default()
+        });
+    }
     builder.build().map_err(failed)
+}
+
+/// Whether `url`'s host is a loopback address or `localhost`.
+#[cfg(feature = "files")]
+fn is_loopback_url(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = match authority.rsplit_once('@') {
+        Some((_, host)) => host,
+        None => authority,
+    };
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
 }
 
 /// The program of a stdio upstream: an empty environment but for `PATH`, `env` and
@@ -461,4 +568,29 @@ fn stdio_command(config: &UpstreamConfig) -> Result<StdioCommand, GatewayError> 
     Ok(command.stderr(ServerStderr::lines(move |line| {
         tracing::info!(upstream = %name, "{line}");
     })))
+}
+
+#[cfg(all(test, feature = "files"))]
+mod tests {
+    use super::is_loopback_url;
+
+    #[test]
+    fn loopback_urls_are_told_from_others() {
+        for url in [
+            "http://127.0.0.1:8931/mcp",
+            "http://localhost/mcp",
+            "https://[::1]:9/mcp",
+            "http://user@127.0.0.2/mcp",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://10.0.0.1/mcp",
+            "https://mcp.example/mcp",
+            "http://127.0.0.1.example/mcp",
+            "ftp://127.0.0.1/",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
 }

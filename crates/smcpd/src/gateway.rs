@@ -8,16 +8,25 @@ use crate::plumbing::{DemoConfig, Plumbing};
 
 /// The gateway's server: `gateway`'s tools, kept current, behind the flags' plumbing.
 ///
-/// The demo's own content (its files and tasks) is not served; a file store configured for
-/// the demo is reported and left unused.
+/// The demo's own content (its tools, fixtures and tasks) is not served; a file store is the
+/// gateway's own, for its clients' files (`docs/gateway.md`, "Files").
 pub fn gateway_server_with(
     config: DemoConfig,
     gateway: &smcp_gateway::Gateway,
 ) -> Result<Server, BuildError> {
     let (plumbing, content) = Plumbing::split(config);
+    // SEP-2631 through the gateway: its clients' files in its own store, moved to and from
+    // the upstreams as each takes them.
     #[cfg(feature = "files")]
-    if content.files.is_some() || content.sep2631_fixtures {
-        tracing::warn!("the gateway serves no files of its own; the file store flags are unused");
+    {
+        if let Some(files) = &content.files {
+            gateway.serve_files(files.clone());
+        }
+        if content.sep2631_fixtures {
+            tracing::warn!(
+                "the gateway serves no fixture tools of its own; --sep2631-fixtures is unused"
+            );
+        }
     }
     let _ = content;
     let builder = gateway.configure(

@@ -9,6 +9,13 @@
 )]
 
 mod common;
+mod exchange;
 mod faults;
+#[cfg(feature = "files")]
+mod files;
+mod peers;
+#[cfg(feature = "redis")]
+mod peers_redis;
 mod rounds;
+mod subscriptions;
 mod tasks;

@@ -14,7 +14,7 @@ use smcp_server::{HandlerError, Server, mrtr, tool};
 use crate::common::{self, Served};
 
 /// An upstream whose `confirm` asks the user before it acts.
-async fn asking_upstream() -> (Server, Served) {
+pub(crate) async fn asking_upstream() -> (Server, Served) {
     let server = Server::builder("upstream", "1")
         .tool(
             tool("confirm")
@@ -43,7 +43,7 @@ async fn asking_upstream() -> (Server, Served) {
 }
 
 /// The upstream at 2025-11-25: its questions are requests in the middle of the call.
-fn config(url: &str) -> String {
+pub(crate) fn config(url: &str) -> String {
     format!("[[upstream]]\nname = \"up\"\nurl = \"{url}\"\nera = \"2025-11-25\"\n")
 }
 
@@ -52,7 +52,7 @@ fn config_2026(url: &str) -> String {
     format!("[[upstream]]\nname = \"up\"\nurl = \"{url}\"\n")
 }
 
-fn accept() -> Value {
+pub(crate) fn accept() -> Value {
     json!({"upstream": {"action": "accept", "content": {"ok": true}}})
 }
 
@@ -74,7 +74,7 @@ async fn first_round_keyed(svc: &smcp_server::McpService, key: &str) -> String {
     result["requestState"].as_str().unwrap().to_owned()
 }
 
-async fn first_round(svc: &smcp_server::McpService) -> String {
+pub(crate) async fn first_round(svc: &smcp_server::McpService) -> String {
     first_round_keyed(svc, "upstream").await
 }
 

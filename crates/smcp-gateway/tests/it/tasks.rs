@@ -57,6 +57,22 @@ async fn task_state(svc: &smcp_server::McpService, id: &str) -> Value {
     body["result"].clone()
 }
 
+/// Answers the task's question (`name`) with Ada, through the gateway.
+async fn answer_ada(svc: &smcp_server::McpService, id: &str) {
+    let (_, body) = common::post(
+        svc,
+        "tasks/update",
+        Some(id),
+        json!({
+            "taskId": id,
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Ada"}}},
+            "_meta": declaring_tasks()
+        }),
+    )
+    .await;
+    assert!(body["result"].is_object(), "{body}");
+}
+
 async fn until(svc: &smcp_server::McpService, id: &str, status: &str) -> Value {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
@@ -109,18 +125,7 @@ async fn a_task_of_the_upstream_is_followed_answered_and_finished_through_the_ga
     let asking = until(&svc, &id, "input_required").await;
     assert_eq!(asking["taskId"], id.as_str(), "{asking}");
     assert!(asking["inputRequests"]["name"].is_object(), "{asking}");
-    let (_, body) = common::post(
-        &svc,
-        "tasks/update",
-        Some(&id),
-        json!({
-            "taskId": id,
-            "inputResponses": {"name": {"action": "accept", "content": {"name": "Ada"}}},
-            "_meta": declaring_tasks()
-        }),
-    )
-    .await;
-    assert!(body["result"].is_object(), "{body}");
+    answer_ada(&svc, &id).await;
     let done = until(&svc, &id, "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "hello Ada", "{done}");
 
@@ -148,5 +153,63 @@ async fn a_task_of_the_upstream_is_followed_answered_and_finished_through_the_ga
         )
         .await;
         assert_eq!(body["error"]["code"], -32602, "{id}: {body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_hears_the_upstream_tasks_states_under_the_gateways_id() {
+    use futures_util::StreamExt as _;
+    use smcp_client::{SubscriptionEvent, SubscriptionFilter};
+
+    let (_upstream, served) = tasks_upstream().await;
+    let (_gateway, server) = common::gateway(&format!(
+        "[[upstream]]\nname = \"up\"\nurl = \"{}\"\n",
+        served.url
+    ))
+    .await;
+    let svc = server.service();
+    let (_, body) = common::call(
+        &svc,
+        "up_slow",
+        json!({"arguments": {}, "_meta": declaring_tasks()}),
+    )
+    .await;
+    let id = body["result"]["taskId"].as_str().unwrap().to_owned();
+    until(&svc, &id, "input_required").await;
+
+    let front = common::serve_server(&server).await;
+    let client = smcp_client::Client::builder(&front.url).build().unwrap();
+    let mut states = client.listen(SubscriptionFilter {
+        task_ids: Some(vec![id.clone(), "nobody:1".to_owned(), id.clone()]),
+        ..SubscriptionFilter::default()
+    });
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(10), states.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream is open")
+            .expect("no error")
+    };
+    let SubscriptionEvent::Acknowledged(granted) = next().await else {
+        panic!("the acknowledgement comes first");
+    };
+    // The id the upstream knows, once; not one no upstream has.
+    assert_eq!(granted.task_ids.unwrap(), std::slice::from_ref(&id));
+
+    answer_ada(&svc, &id).await;
+    // Its states, under the gateway's id, up to the end with the result.
+    loop {
+        match next().await {
+            SubscriptionEvent::Task(task) => {
+                assert_eq!(task.task.task_id, id);
+                if task.task.status.is_terminal() {
+                    let result = serde_json::to_value(task.result.unwrap()).unwrap();
+                    assert_eq!(result["content"][0]["text"], "hello Ada", "{result}");
+                    break;
+                }
+            }
+            SubscriptionEvent::Acknowledged(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

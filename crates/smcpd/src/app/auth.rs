@@ -121,14 +121,20 @@ impl AuthArgs {
     }
 
     /// The guard of the endpoint at `url` (the resource, unless `--public-url`); `replay`,
-    /// the replay guard the instances share, if any.
+    /// the replay guard the instances share, if any; `declared`, the scopes the served items
+    /// declare, listed as supported; `keep_token`, whether handlers see the client's token
+    /// (a gateway that exchanges it).
     pub(crate) async fn guard(
         &self,
         url: &str,
         replay: Option<Arc<dyn ReplayGuard>>,
+        declared: &[String],
+        keep_token: bool,
     ) -> anyhow::Result<Guard> {
         let resource = self.public_url.as_deref().unwrap_or(url);
-        Ok(Guard(self.layer(resource, replay).await?))
+        Ok(Guard(
+            self.layer(resource, replay, declared, keep_token).await?,
+        ))
     }
 
     /// The DPoP settings of `--auth-dpop*`, `None` when DPoP is off.
@@ -163,6 +169,8 @@ impl AuthArgs {
         &self,
         resource: &str,
         replay: Option<Arc<dyn ReplayGuard>>,
+        declared: &[String],
+        keep_token: bool,
     ) -> anyhow::Result<Option<AuthLayer>> {
         let Some(issuer) = &self.auth_issuer else {
             return Ok(None);
@@ -219,7 +227,7 @@ impl AuthArgs {
             policy = policy.tool(tool, scope);
         }
         let mut supported = self.auth_scopes.clone();
-        for (_, scope) in &self.auth_tool_scopes {
+        for scope in self.auth_tool_scopes.iter().map(|(_, s)| s).chain(declared) {
             if !supported.contains(scope) {
                 supported.push(scope.clone());
             }
@@ -233,6 +241,7 @@ impl AuthArgs {
         tracing::info!(%issuer, %resource, dpop = dpop.is_some(), dpop_required = self.auth_dpop_required, "authorization on: access tokens required");
         let mut layer = AuthLayer::builder_arc(verifier, metadata)
             .scopes(policy.build())
+            .keep_token(keep_token)
             .protect_only("/mcp");
         if let Some(dpop) = dpop {
             layer = layer.dpop(dpop);
@@ -275,6 +284,8 @@ impl AuthArgs {
         &self,
         _url: &str,
         _replay: Option<std::sync::Arc<dyn smcp_server::mrtr::ReplayGuard>>,
+        _declared: &[String],
+        _keep_token: bool,
     ) -> anyhow::Result<Guard> {
         Ok(Guard())
     }

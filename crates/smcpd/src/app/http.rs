@@ -33,7 +33,10 @@ pub(crate) async fn serve(cli: &Cli, base: Base) -> anyhow::Result<()> {
         }
     };
     let url = format!("{scheme}://{addr}/mcp");
-    let guard = cli.auth.guard(&url, app.shared.replay_guard()).await?;
+    let guard = cli
+        .auth
+        .guard(&url, app.shared.replay_guard(), &app.scopes, app.keep_token)
+        .await?;
     #[allow(clippy::print_stdout)]
     {
         println!("listening on {url}");

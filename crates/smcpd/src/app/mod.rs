@@ -64,6 +64,11 @@ pub(crate) struct App {
     /// `smcpd gateway`: the upstreams, closed when the server stops.
     #[cfg(feature = "gateway")]
     gateway: Option<smcp_gateway::Gateway>,
+    /// Scopes the served items declare (the gateway's upstreams'), listed as supported in
+    /// the resource metadata beside the `--auth-*scope` ones.
+    pub(crate) scopes: Vec<String>,
+    /// Whether handlers see the client's access token (a gateway that exchanges it).
+    pub(crate) keep_token: bool,
 }
 
 impl App {
@@ -96,11 +101,28 @@ impl App {
         let tasks = config.tasks.clone();
         #[cfg(feature = "gateway")]
         let mut gateway = None;
+        #[allow(unused_mut)]
+        let mut scopes = Vec::new();
+        #[allow(unused_mut)]
+        let mut keep_token = false;
         let server = match &cli.gateway {
             #[cfg(feature = "gateway")]
             Some(path) => {
                 let settings = smcp_gateway::GatewayConfig::load(path)?;
-                let started = smcp_gateway::Gateway::start(settings).await?;
+                scopes = settings.scopes();
+                keep_token = settings.exchanges_tokens();
+                if (!scopes.is_empty() || keep_token) && (cli.serve.stdio || !cli.auth.enabled()) {
+                    // Served without authorization, the scopes would guard nothing and there
+                    // would be no client token to exchange.
+                    anyhow::bail!(
+                        "{}: the upstreams' `scopes`, `tool_scopes` and `token_exchange` need the gateway served over HTTP with --auth-issuer",
+                        path.display()
+                    );
+                }
+                let started = match shared.gateway_peers() {
+                    Some(peers) => smcp_gateway::Gateway::start_in_cluster(settings, peers).await?,
+                    None => smcp_gateway::Gateway::start(settings).await?,
+                };
                 let server = smcpd::gateway::gateway_server_with(config, &started)?;
                 gateway = Some(started);
                 server
@@ -127,6 +149,8 @@ impl App {
             shared,
             #[cfg(feature = "gateway")]
             gateway,
+            scopes,
+            keep_token,
         })
     }
 

@@ -104,6 +104,25 @@ impl Shared {
     }
 }
 
+#[cfg(all(feature = "redis", feature = "gateway"))]
+impl Shared {
+    /// The other gateway instances on the bus, so that a retry reaching this one is
+    /// forwarded to the instance holding its call; `None` without `--redis`.
+    pub(crate) fn gateway_peers(&self) -> Option<Arc<dyn smcp_gateway::Peers>> {
+        self.0
+            .as_ref()
+            .map(|cluster| Arc::new(smcp_gateway::RedisPeers::new(&cluster.bus)) as _)
+    }
+}
+
+#[cfg(all(not(feature = "redis"), feature = "gateway"))]
+impl Shared {
+    /// No other instances.
+    pub(crate) fn gateway_peers(&self) -> Option<Arc<dyn smcp_gateway::Peers>> {
+        None
+    }
+}
+
 #[cfg(all(feature = "redis", feature = "tasks"))]
 impl Shared {
     /// The SEP-2663 task store every instance shares (at most `max` live tasks across them),

@@ -17,12 +17,12 @@ use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
-struct Key {
-    encoding: EncodingKey,
-    jwk: Jwk,
+pub(crate) struct Key {
+    pub(crate) encoding: EncodingKey,
+    pub(crate) jwk: Jwk,
 }
 
-fn key() -> Key {
+pub(crate) fn key() -> Key {
     let pair = rcgen::KeyPair::generate().unwrap();
     let encoding = EncodingKey::from_ec_der(&pair.serialize_der());
     let mut jwk = Jwk::from_encoding_key(&encoding, Algorithm::ES256).unwrap();
@@ -30,7 +30,7 @@ fn key() -> Key {
     Key { encoding, jwk }
 }
 
-fn token(key: &Key, iss: &str, aud: &str, scope: &str) -> String {
+pub(crate) fn token(key: &Key, iss: &str, aud: &str, scope: &str) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -41,7 +41,7 @@ fn token(key: &Key, iss: &str, aud: &str, scope: &str) -> String {
     jsonwebtoken::encode(&header, &claims, &key.encoding).unwrap()
 }
 
-async fn authorization_server(jwk: Jwk) -> String {
+pub(crate) async fn authorization_server(jwk: Jwk) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let issuer = format!("http://{}", listener.local_addr().unwrap());
     let metadata = json!({

@@ -1,5 +1,7 @@
 //! `smcpd gateway`, the real binary, in front of real upstreams: smcpd itself over stdio, at
-//! 2026-07-28 and pinned to 2025-11-25, driven by smcp-client at 2026-07-28.
+//! 2026-07-28 and pinned to 2025-11-25, driven by smcp-client at 2026-07-28: the catalog,
+//! questions in the middle of a call, sampling, resource subscriptions, cancellation, an
+//! upstream killed, configuration mistakes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -163,9 +165,10 @@ async fn one_catalog_of_both_eras_with_their_questions_answered_through_the_gate
     let discovered = client.discover().await.unwrap().capabilities;
     assert!(discovered.prompts.is_some() && discovered.resources.is_some());
     assert!(discovered.completions.is_some() && discovered.logging.is_some());
-    assert!(
-        discovered.resources.as_ref().unwrap().subscribe != Some(true),
-        "subscriptions are not passed through, so not claimed: {discovered:?}"
+    assert_eq!(
+        discovered.resources.as_ref().unwrap().subscribe,
+        Some(true),
+        "the upstreams watch resources, so the gateway does: {discovered:?}"
     );
 
     // An upstream's list change reaches the gateway's listeners, with the new tool served.
@@ -320,6 +323,46 @@ async fn upstreams_pinned_to_the_earlier_2025_revisions_are_served_too() {
 
 // Two workers: the log is waited for on one (a blocking wait) while the client's connection
 // closes on the other.
+#[tokio::test]
+async fn a_resource_subscription_is_watched_upstream_in_either_era() {
+    for era in ["2026-07-28", "2025-11-25"] {
+        // The upstream's clock resource ticks every second.
+        let (_dir, path) = config(&format!(
+            "[[upstream]]\nname = \"up\"\ncommand = [\"{{smcpd}}\", \"--stdio\", \"--clock-secs\", \"1\"]\nera = \"{era}\"\n"
+        ));
+        let gateway = Smcpd::start_gateway(&path, &[], LOG);
+        let client = client(&gateway, &Confirm::default());
+        let mut clock = client.listen(smcp_client::SubscriptionFilter {
+            resource_subscriptions: Some(vec!["smcp://clock".to_owned()]),
+            ..Default::default()
+        });
+        let mut granted = None;
+        let mut ticked = false;
+        while !ticked {
+            let event = tokio::time::timeout(Duration::from_secs(10), clock.next())
+                .await
+                .unwrap_or_else(|_| panic!("{era}: an event in time"))
+                .unwrap()
+                .unwrap();
+            match event {
+                smcp_client::SubscriptionEvent::Acknowledged(filter) => {
+                    granted = filter.resource_subscriptions;
+                }
+                smcp_client::SubscriptionEvent::ResourceUpdated { uri } => {
+                    assert_eq!(uri, "smcp://clock");
+                    ticked = true;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(
+            granted.as_deref(),
+            Some(&["smcp://clock".to_owned()][..]),
+            "{era}: granted before the first tick"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_goes_away_cancels_the_upstream_call() {
     let (_dir, path) = config(TWO_ERAS);
@@ -478,7 +521,7 @@ fn a_configuration_mistake_is_named_before_anything_starts() {
 }
 
 /// Runs `smcpd gateway` expecting it to stop on its own (a start that fails).
-fn run_to_end(config: &Path) -> (std::process::ExitStatus, String) {
+pub(crate) fn run_to_end(config: &Path) -> (std::process::ExitStatus, String) {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_smcpd"))
         .args(["gateway", "--config", config.to_str().unwrap()])
         .args(["--listen", "127.0.0.1:0", "--log", "warn"])

@@ -43,6 +43,12 @@ mod files_presign;
 mod files_s3;
 #[cfg(all(feature = "gateway", feature = "legacy"))]
 mod gateway;
+#[cfg(all(feature = "gateway", feature = "legacy", feature = "auth"))]
+mod gateway_auth;
+#[cfg(all(feature = "gateway", feature = "legacy", feature = "redis"))]
+mod gateway_cluster;
+#[cfg(all(feature = "gateway", feature = "legacy", feature = "files"))]
+mod gateway_files;
 #[cfg(all(feature = "gateway", feature = "legacy"))]
 mod gateway_npm;
 #[cfg(all(feature = "gateway", feature = "legacy"))]

@@ -66,19 +66,34 @@ pub async fn gateway(upstreams: &str) -> (Gateway, Server) {
     (gateway, server)
 }
 
+/// One of several instances: a gateway reaching the others through `peers`.
+pub async fn gateway_in_cluster(
+    upstreams: &str,
+    peers: std::sync::Arc<dyn smcp_gateway::Peers>,
+) -> (Gateway, Server) {
+    let config = GatewayConfig::parse(upstreams).unwrap();
+    let gateway = Gateway::start_in_cluster(config, peers).await.unwrap();
+    finish(gateway, Prometheus::new())
+}
+
 /// The same, its server recording into Prometheus metrics.
 pub async fn gateway_measured(upstreams: &str) -> (Gateway, Server, Prometheus) {
     let config = GatewayConfig::parse(upstreams).unwrap();
     let gateway = Gateway::start(config).await.unwrap();
     let prometheus = Prometheus::new();
+    let (gateway, server) = finish(gateway, prometheus.clone());
+    (gateway, server, prometheus)
+}
+
+fn finish(gateway: Gateway, prometheus: Prometheus) -> (Gateway, Server) {
     let server = gateway
         .configure(Server::builder("gw", "1"))
         .mrtr(shared_keys())
-        .metrics(std::sync::Arc::new(prometheus.clone()))
+        .metrics(std::sync::Arc::new(prometheus))
         .build()
         .unwrap();
     gateway.attach(&server);
-    (gateway, server, prometheus)
+    (gateway, server)
 }
 
 /// The `_meta` of a 2026-07-28 request with these client capabilities.

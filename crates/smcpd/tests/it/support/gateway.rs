@@ -120,3 +120,19 @@ pub(crate) fn children(pid: u32) -> Vec<u32> {
     }
     found
 }
+
+/// The status and JSON-RPC answer of a response: its JSON body, or the last event of its
+/// SSE stream.
+pub(crate) async fn rpc_answer(response: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| {
+        let data = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .next_back()
+            .unwrap_or_else(|| panic!("neither JSON nor SSE: {text}"));
+        serde_json::from_str(data.trim()).unwrap()
+    });
+    (status, body)
+}

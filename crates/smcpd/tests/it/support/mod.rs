@@ -211,7 +211,8 @@ pub(crate) fn post_mcp(
 }
 
 /// A POST of the JSON-RPC request `body` to `url`, with the headers 2026-07-28 requires
-/// (`Mcp-Method`, and `Mcp-Name` when the params name a tool or prompt).
+/// (`Mcp-Method`, and `Mcp-Name` when the params name a tool or prompt, or a resource's
+/// URI).
 pub(crate) fn post_rpc(http: &reqwest::Client, url: &str, body: &Value) -> reqwest::RequestBuilder {
     let mut request = http
         .post(url)
@@ -219,7 +220,8 @@ pub(crate) fn post_rpc(http: &reqwest::Client, url: &str, body: &Value) -> reqwe
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", body["method"].as_str().unwrap());
-    if let Some(name) = body["params"]["name"].as_str() {
+    let params = &body["params"];
+    if let Some(name) = params["name"].as_str().or_else(|| params["uri"].as_str()) {
         request = request.header("mcp-name", name);
     }
     request.body(body.to_string())
