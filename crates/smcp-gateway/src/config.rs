@@ -139,6 +139,12 @@ pub struct UpstreamConfig {
     /// HTTP: a variable of the gateway's environment holding the bearer token sent upstream
     /// (the client's own token is never forwarded).
     pub bearer_token_env: Option<String>,
+    /// HTTP: the HTTP version spoken to it: `auto` (the default: HTTP/1.1 over `http://`,
+    /// HTTP/2 over `https://` when the upstream offers it), `1.1`, or `2` (over `http://`
+    /// with prior knowledge, h2c; an upstream that speaks only HTTP/1.1 is then down, named
+    /// in `/readyz`). HTTP/2 carries every call in flight on one connection instead of one
+    /// connection per call in flight.
+    pub http: Option<String>,
     /// Pins the revision spoken to it; by default it is negotiated.
     pub era: Option<String>,
     /// Longest a request to it may take, each round of a call on its own; a call held for the
@@ -305,16 +311,23 @@ impl UpstreamConfig {
                 }
             }
             (None, false) => {
-                if self.bearer_token_env.is_some() {
-                    return Err(invalid(
-                        place("bearer_token_env"),
-                        "applies to an HTTP upstream only",
-                    ));
+                for (field, set) in [
+                    ("bearer_token_env", self.bearer_token_env.is_some()),
+                    ("http", self.http.is_some()),
+                ] {
+                    if set {
+                        return Err(invalid(place(field), "applies to an HTTP upstream only"));
+                    }
                 }
                 if self.command[0].is_empty() {
                     return Err(invalid(place("command"), "the program is empty"));
                 }
             }
+        }
+        if let Some(version) = &self.http
+            && let Err(why) = version.parse::<smcp_client::HttpVersion>()
+        {
+            return Err(invalid(place("http"), why));
         }
         if let Some(era) = &self.era
             && !ERAS.contains(&era.as_str())
@@ -644,6 +657,14 @@ mod tests {
             (
                 "[[upstream]]\nname = \"a\"\nurl = \"http://h\"\ncwd = \"/\"\n",
                 "upstream \"a\", cwd: applies to a stdio upstream only",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\nhttp = \"2\"\n",
+                "upstream \"a\", http: applies to an HTTP upstream only",
+            ),
+            (
+                "[[upstream]]\nname = \"a\"\nurl = \"http://h\"\nhttp = \"3\"\n",
+                "upstream \"a\", http: unknown HTTP version \"3\" (expected auto, 1.1 or 2)",
             ),
             (
                 "[[upstream]]\nname = \"a\"\ncommand = [\"x\"]\nera = \"2024-01-01\"\n",

@@ -484,6 +484,10 @@ fn build_client(config: &UpstreamConfig, bridge: &Arc<Bridge>) -> Result<Client,
                 })?;
                 builder = builder.bearer_token(&token);
             }
+            // Checked when the configuration was read.
+            if let Some(version) = config.http.as_deref().and_then(|v| v.parse().ok()) {
+                builder = builder.http_version(version);
+            }
             builder
         }
         None => Client::stdio(stdio_command(config)?),

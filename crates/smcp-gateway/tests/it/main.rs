@@ -13,6 +13,7 @@ mod exchange;
 mod faults;
 #[cfg(feature = "files")]
 mod files;
+mod http2;
 mod peers;
 #[cfg(feature = "redis")]
 mod peers_redis;

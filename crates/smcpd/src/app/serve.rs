@@ -44,6 +44,11 @@ pub(crate) struct ServeArgs {
     /// Most connections served at once.
     #[arg(long, value_name = "N", default_value_t = ServeOptions::default().max_connections)]
     max_connections: usize,
+    /// On plain HTTP, also accept HTTP/2 with prior knowledge (h2c), told apart from HTTP/1.1
+    /// by its preface: for a proxy or gateway in front that multiplexes its calls on one
+    /// connection. Over TLS, HTTP/2 is chosen by ALPN whatever this says.
+    #[arg(long)]
+    h2c: bool,
     /// Deadlines for slow or stalled clients.
     #[command(flatten)]
     pub(crate) deadlines: Deadlines,
@@ -75,7 +80,10 @@ impl ServeArgs {
     /// The options of an HTTP listener: the connection cap and the deadlines (TLS is
     /// `super::tls`'s).
     pub(crate) fn options(&self) -> ServeOptions {
-        self.deadlines.serve_options(self.max_connections)
+        ServeOptions {
+            h2c: self.h2c,
+            ..self.deadlines.serve_options(self.max_connections)
+        }
     }
 }
 

@@ -321,6 +321,63 @@ async fn upstreams_pinned_to_the_earlier_2025_revisions_are_served_too() {
     assert_eq!(done.text_content(), "done: ship");
 }
 
+#[tokio::test]
+async fn an_h2c_upstream_is_reached_over_http2_with_progress_passed_on() {
+    let upstream = Smcpd::start_with(&["--h2c", "--clock-secs", "0"]);
+    // It also takes HTTP/2 with prior knowledge from anyone (and HTTP/1.1 as before).
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let url = format!("http://{}/mcp", upstream.addr);
+    let body = crate::support::mcp(json!(1), "server/discover", json!({}));
+    let response = crate::support::post_rpc(&h2, &url, &body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    let (_dir, path) = config(&format!(
+        "[[upstream]]\nname = \"up\"\nurl = \"{url}\"\nhttp = \"2\"\n"
+    ));
+    let gateway = Smcpd::start_gateway(&path, &[], LOG);
+    let asked = Confirm::default();
+    let client = client(&gateway, &asked);
+    serves(&client, &["up_echo", "up_progress_echo"]).await;
+    let echoed = client
+        .call_tool("up_echo", json!({"text": "over h2"}))
+        .await
+        .unwrap();
+    assert_eq!(echoed.text_content(), "over h2");
+    let seen = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&seen);
+    client
+        .tool_call("up_progress_echo")
+        .arguments(json!({"text": "p"}))
+        .on_progress(move |_| *count.lock().unwrap() += 1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), 10);
+}
+
+#[tokio::test]
+async fn without_h2c_a_plain_listener_refuses_http2_prior_knowledge() {
+    let upstream = Smcpd::start_with(&["--clock-secs", "0"]);
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let url = format!("http://{}/mcp", upstream.addr);
+    let body = crate::support::mcp(json!(1), "server/discover", json!({}));
+    assert!(
+        crate::support::post_rpc(&h2, &url, &body)
+            .send()
+            .await
+            .is_err()
+    );
+}
+
 // Two workers: the log is waited for on one (a blocking wait) while the client's connection
 // closes on the other.
 #[tokio::test]
