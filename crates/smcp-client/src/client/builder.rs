@@ -621,7 +621,10 @@ impl ClientBuilder {
                 transport,
                 versions: vec![smcp_proto::PROTOCOL_VERSION.to_owned()],
                 version: Mutex::new(smcp_proto::PROTOCOL_VERSION.to_owned()),
-                client_info: self.client_info,
+                client_info: self
+                    .client_info
+                    .as_ref()
+                    .and_then(|info| serde_json::to_value(info).ok()),
                 handler: self.handler,
                 timeout: self.timeout,
                 max_rounds: self.max_rounds,

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use smcp_proto::basic::Implementation;
 use smcp_proto::capabilities::ClientCapabilities;
 use smcp_proto::ext::tasks;
 use smcp_proto::jsonrpc::RequestId;
@@ -49,7 +48,8 @@ pub(crate) struct Inner {
     pub(super) versions: Vec<String>,
     /// The version in use (changes after a −32022 negotiation).
     pub(super) version: Mutex<String>,
-    pub(super) client_info: Option<Implementation>,
+    /// The client's `Implementation`, serialized once: stamped on every request.
+    pub(super) client_info: Option<Value>,
     pub(super) handler: Option<HandlerBox>,
     pub(crate) timeout: Option<Duration>,
     pub(super) max_rounds: u32,

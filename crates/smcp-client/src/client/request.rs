@@ -24,12 +24,7 @@ impl Client {
     /// protocol version and client info are the client's own; the capabilities only unless the
     /// request states them.
     fn stamp_meta(&self, method_name: &str, params: &mut Map<String, Value>) {
-        let mut caps = self.capabilities();
-        if self.declares_tasks(method_name, Some(params)) {
-            caps.extensions
-                .get_or_insert_with(Default::default)
-                .insert(tasks::EXTENSION_ID.to_owned(), Map::new());
-        }
+        let declares_tasks = self.declares_tasks(method_name, Some(params));
         let meta = params
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -41,17 +36,22 @@ impl Client {
                 meta::PROTOCOL_VERSION.to_owned(),
                 Value::String(self.protocol_version()),
             );
-            // A round that declares its own client's capabilities keeps them (`round.rs`).
+            // A round that declares its own client's capabilities keeps them (`round.rs`);
+            // otherwise they are built only here, where they are sent.
             if !m.contains_key(meta::CLIENT_CAPABILITIES) {
+                let mut caps = self.capabilities();
+                if declares_tasks {
+                    caps.extensions
+                        .get_or_insert_with(Default::default)
+                        .insert(tasks::EXTENSION_ID.to_owned(), Map::new());
+                }
                 m.insert(
                     meta::CLIENT_CAPABILITIES.to_owned(),
                     serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new())),
                 );
             }
-            if let Some(info) = &self.inner.client_info
-                && let Ok(v) = serde_json::to_value(info)
-            {
-                m.insert(meta::CLIENT_INFO.to_owned(), v);
+            if let Some(info) = &self.inner.client_info {
+                m.insert(meta::CLIENT_INFO.to_owned(), info.clone());
             }
             crate::trace::stamp(self.inner.trace.as_ref(), m);
         }

@@ -95,7 +95,8 @@ impl HttpTransport {
         request: &Request,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<HttpStream> {
-        let body = Message::Request(request.clone()).to_vec();
+        // Serializing a request cannot fail: every member is plain JSON.
+        let body = serde_json::to_vec(request).unwrap_or_default();
         let mut all = self.extra_headers.clone();
         for (name, value) in headers {
             all.insert(name, value);
