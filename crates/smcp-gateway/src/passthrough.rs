@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use smcp_client::{Client, RoundOutcome};
-use smcp_proto::capabilities::ClientCapabilities;
 use smcp_proto::jsonrpc::Notification;
 use smcp_proto::messages::method;
 use smcp_proto::meta;
@@ -109,7 +108,7 @@ pub(crate) async fn round(
         round = round.bearer_token(bearer)?;
     }
     let sent = round
-        .client_capabilities(&capabilities_of(ctx, tasks, files))
+        .client_capabilities_json(capabilities_of(ctx, tasks, files))
         .cancellation(ctx.cancellation_token())
         .on_notification(move |n| {
             let _ = tx.try_send(n);
@@ -166,7 +165,7 @@ fn as_ours(mut result: Value) -> Value {
 /// The client's declared capabilities, as sent up; without `tasks`, all but the tasks
 /// extension (the upstream must answer inline). Files are the gateway's to move: `files`
 /// says whether it can (then it declares them, whatever the client did).
-fn capabilities_of(ctx: &RequestContext, tasks: bool, files: bool) -> ClientCapabilities {
+fn capabilities_of(ctx: &RequestContext, tasks: bool, files: bool) -> Map<String, Value> {
     let mut declared = ctx.client_capabilities().clone();
     if !tasks && let Some(Value::Object(extensions)) = declared.get_mut("extensions") {
         extensions.remove(smcp_proto::ext::tasks::EXTENSION_ID);
@@ -178,7 +177,7 @@ fn capabilities_of(ctx: &RequestContext, tasks: bool, files: bool) -> ClientCapa
             serde_json::json!({"upload": true, "download": true, "transports": ["https"]}),
         );
     }
-    serde_json::from_value(Value::Object(declared)).unwrap_or_default()
+    declared
 }
 
 /// A progress or log notification of the upstream's, passed on under the client's own

@@ -10,6 +10,7 @@ use smcp_proto::server::prompts::Prompt;
 use smcp_proto::server::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use smcp_proto::server::tools::{CallToolResult, Tool};
 use smcp_proto::server::utilities::completion::{
+    CompleteRequestParams, CompleteResult, CompletionArgument, CompletionContext,
     CompletionReference, PromptReference, ResourceTemplateReference,
 };
 use smcp_server::tools::BoxFuture;
@@ -107,7 +108,7 @@ impl ToolHandler for ToolProxy {
                 params.insert("name".to_owned(), Value::String(tool));
                 params.insert("arguments".to_owned(), Value::Object(arguments));
                 upstream
-                    .pass(&call.ctx, &call.input, method::TOOLS_CALL, params)
+                    .pass(&call.ctx, Some(&call.input), method::TOOLS_CALL, params)
                     .await?
             } else if call.input.round() > 0 {
                 held.resume(&call.ctx, &call.input).await?
@@ -160,7 +161,7 @@ pub(crate) fn prompt(name: &str, prompt: Prompt, upstream: &Arc<Upstream>) -> Pr
                     .collect();
                 params.insert("arguments".to_owned(), Value::Object(arguments));
                 return upstream
-                    .pass(&get.ctx, &get.input, method::PROMPTS_GET, params)
+                    .pass(&get.ctx, Some(&get.input), method::PROMPTS_GET, params)
                     .await;
             }
             upstream
@@ -236,7 +237,7 @@ fn reads_through(mut builder: ResourceBuilder, upstream: &Arc<Upstream>) -> Reso
                 let mut params = Map::new();
                 params.insert("uri".to_owned(), Value::String(read.uri));
                 upstream
-                    .pass(&read.ctx, &read.input, method::RESOURCES_READ, params)
+                    .pass(&read.ctx, Some(&read.input), method::RESOURCES_READ, params)
                     .await?
             } else {
                 let uri = read.uri;
@@ -270,13 +271,35 @@ pub(crate) async fn complete(
         ctx,
         ..
     } = request;
-    let result = upstream
-        .request(&ctx, |client| async move {
-            client
-                .complete(reference, &argument, &value, context_arguments)
-                .await
-        })
-        .await?;
+    // To a 2026-07-28 upstream the request goes up as any other passed through: the client's
+    // capabilities, and an exchanged token where the upstream takes one.
+    let result: CompleteResult = if upstream.stateless() {
+        let params = CompleteRequestParams {
+            meta: None,
+            reference,
+            argument: CompletionArgument {
+                name: argument,
+                value,
+            },
+            context: (!context_arguments.is_empty()).then_some(CompletionContext {
+                arguments: Some(context_arguments),
+            }),
+        };
+        let Ok(Value::Object(params)) = serde_json::to_value(params) else {
+            return Err(HandlerError::internal(
+                "completion/complete: cannot encode the request",
+            ));
+        };
+        upstream.pass(&ctx, None, method::COMPLETE, params).await?
+    } else {
+        upstream
+            .request(&ctx, |client| async move {
+                client
+                    .complete(reference, &argument, &value, context_arguments)
+                    .await
+            })
+            .await?
+    };
     Ok(result.completion)
 }
 

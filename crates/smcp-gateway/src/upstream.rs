@@ -350,13 +350,11 @@ impl Upstream {
     pub(crate) async fn pass<T: serde::de::DeserializeOwned>(
         self: &Arc<Self>,
         ctx: &RequestContext,
-        input: &smcp_server::mrtr::Input,
+        input: Option<&smcp_server::mrtr::Input>,
         method: &str,
         params: Map<String, Value>,
     ) -> Result<T, HandlerError> {
-        let passed = self
-            .pass_raw(ctx, Some(input), method, params, false)
-            .await?;
+        let passed = self.pass_raw(ctx, input, method, params, false).await?;
         let crate::passthrough::Passed::Complete(result) = passed else {
             return Err(HandlerError::internal(format!(
                 "upstream {:?} answered {method} with a task it was not offered",

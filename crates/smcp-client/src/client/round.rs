@@ -62,8 +62,9 @@ impl Client {
     /// One round of `method` (`tools/call`, `prompts/get` or `resources/read`) with `params`
     /// (a retry's `inputResponses` and `requestState` among them), without the MRTR loop: an
     /// `InputRequiredResult` is returned as it came, for the caller to put to its own client.
-    /// SEP-2663's `tasks/get`, `tasks/update` and `tasks/cancel` are sent the same way, their
-    /// answers returned as sent ([`RoundOutcome::Complete`]).
+    /// SEP-2663's `tasks/get`, `tasks/update` and `tasks/cancel`, and `completion/complete`,
+    /// are sent the same way, their answers returned as sent ([`RoundOutcome::Complete`]): for
+    /// a proxy relaying a request with its own capabilities or token.
     /// Only a 2026-07-28 server asks this way; against a server of an earlier revision the
     /// round fails with [`ErrorKind::UnsupportedInEra`](crate::ErrorKind::UnsupportedInEra)
     /// (its questions are requests the [`InputHandler`](crate::InputHandler) answers).
@@ -87,10 +88,11 @@ impl Client {
             tasks::METHOD_GET => tasks::METHOD_GET,
             tasks::METHOD_UPDATE => tasks::METHOD_UPDATE,
             tasks::METHOD_CANCEL => tasks::METHOD_CANCEL,
+            method::COMPLETE => method::COMPLETE,
             other => {
                 return Err(Error::config(format!(
-                    "a round is of tools/call, prompts/get, resources/read or a tasks method, \
-                     not {other}"
+                    "a round is of tools/call, prompts/get, resources/read, \
+                     completion/complete or a tasks method, not {other}"
                 )));
             }
         };
@@ -123,6 +125,23 @@ impl Round {
             m.insert(
                 meta::CLIENT_CAPABILITIES.to_owned(),
                 serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new())),
+            );
+        }
+        self
+    }
+
+    /// [`Self::client_capabilities`] as JSON, sent as given: for a proxy or gateway that
+    /// relays the capabilities its own client declared, without a round trip through
+    /// [`ClientCapabilities`].
+    pub fn client_capabilities_json(mut self, capabilities: Map<String, Value>) -> Self {
+        let meta = self
+            .params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(m) = meta {
+            m.insert(
+                meta::CLIENT_CAPABILITIES.to_owned(),
+                Value::Object(capabilities),
             );
         }
         self

@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use smcp_server::auth::{
     AuthLayer, ProtectedResourceMetadata, TokenError, TokenVerifier, VerifiedToken, VerifyFuture,
 };
+use smcp_server::proto::server::prompts::GetPromptResult;
 use smcp_server::proto::server::tools::CallToolResult;
-use smcp_server::{HandlerError, Server, tool};
+use smcp_server::{Completion, HandlerError, Server, prompt, tool};
 
 use crate::common::{self, Served};
 
@@ -117,6 +118,14 @@ async fn upstream(seen: Seen) -> Served {
             .tool(tool("echo").handler(|_call| async move {
                 Ok::<_, HandlerError>(CallToolResult::text("echoed"))
             }))
+            .prompt(
+                prompt("greet")
+                    .argument("name", "whom to greet", true)
+                    .handler(|_get| async move { Ok(GetPromptResult::new(Vec::new())) }),
+            )
+            .completion(|request: smcp_server::CompletionRequest| async move {
+                Ok(Completion::values(vec![format!("{}-done", request.value)]))
+            })
             .build()
             .unwrap();
     let app = server.router("/mcp").layer(axum::middleware::from_fn(
@@ -135,18 +144,38 @@ async fn upstream(seen: Seen) -> Served {
 }
 
 async fn call(svc: &axum::Router, bearer: &str) -> Value {
+    let params = json!({"name": "up_echo", "arguments": {}});
+    send(svc, bearer, "tools/call", params, Some("up_echo")).await
+}
+
+/// A `completion/complete` of the served prompt's argument.
+async fn complete(svc: &axum::Router, bearer: &str) -> Value {
+    let params = json!({"ref": {"type": "ref/prompt", "name": "up_greet"},
+                        "argument": {"name": "name", "value": "car"}});
+    send(svc, bearer, "completion/complete", params, None).await
+}
+
+async fn send(
+    svc: &axum::Router,
+    bearer: &str,
+    method: &str,
+    mut params: Value,
+    name: Option<&str>,
+) -> Value {
     use tower::ServiceExt as _;
-    let mut body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "up_echo", "arguments": {}}});
-    body["params"]["_meta"] = common::meta(json!({}));
-    let request = http::Request::post("/mcp")
+    params["_meta"] = common::meta(json!({}));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = http::Request::post("/mcp")
         .header("host", "localhost")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "up_echo")
-        .header("authorization", format!("Bearer {bearer}"))
+        .header("mcp-method", method)
+        .header("authorization", format!("Bearer {bearer}"));
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    let request = request
         .body(axum::body::Body::from(body.to_string()))
         .unwrap();
     let response = svc.clone().oneshot(request).await.unwrap();
@@ -231,6 +260,19 @@ async fn the_clients_token_is_exchanged_for_the_upstreams_and_never_sent_up() {
     );
     assert!(got.iter().any(|a| a == "Bearer upstream-bob"), "{got:?}");
     assert!(!got.iter().any(|a| a.contains("client-")), "{got:?}");
+
+    // Completion goes up with the exchanged token too (carol's, exchanged for it).
+    let answer = complete(&svc, "client-carol").await;
+    assert_eq!(
+        answer["result"]["completion"]["values"],
+        json!(["car-done"]),
+        "{answer}"
+    );
+    let got = at_upstream.authorizations.lock().unwrap().clone();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("Bearer upstream-carol")
+    );
 
     // A refused exchange fails the call with the OAuth error, not what was sent.
     let answer = call(&svc, "client-mallory").await;
