@@ -61,6 +61,7 @@
 //! |---|---|
 //! | [`core`] | the protocol: catalog, dispatch, request context, MRTR, listen, extensions, keys; no HTTP |
 //! | [`http`] | Streamable HTTP: validation pipeline, JSON/SSE responses, listen streams, accept loop, TLS |
+//! | `apps` | MCP Apps views and the extension declaring them (feature `apps`) |
 //! | `auth` | bearer tokens in front of the endpoint (feature `auth`): verifiers, metadata, challenges, scope policy |
 //! | [`config`], [`security`] | plain settings both layers read: limits, listen caps, caching hints, Host/Origin allow-lists |
 //!
@@ -72,6 +73,7 @@
 //! | `stdio` | yes | [`serve_stdio`] and [`serve_stream`]: newline-delimited JSON-RPC |
 //! | `schemars` | yes | typed tools, prompts and elicitation: schemas derived from Rust types (`typed`, [`ToolBuilder::typed`]) |
 //! | `legacy` | yes | `legacy`: the stateful revisions 2025-11-25, 2025-06-18 and 2025-03-26 (`initialize`, `Mcp-Session-Id` sessions, server-to-client requests) and 2024-11-05 HTTP+SSE on the same endpoint and over stdio |
+//! | `apps` | no | `apps`: MCP Apps (SEP-1865) views, linked from tools, and the extension declaring them |
 //! | `auth` | no | [`auth`]: the endpoint as an OAuth 2.1 protected resource (JWT or introspection, Protected Resource Metadata, scopes) |
 //! | `metrics` | no | `metrics::Prometheus`: requests by method and outcome, latency histograms, listen streams, MRTR rounds, legacy sessions, file bytes, bus lag (without it the recording points cost one branch each) |
 //! | `otel` | no | a request's incoming trace context (`_meta` or `traceparent`) becomes the OpenTelemetry parent of its spans (`tracing-opentelemetry`; the application installs the exporter) |
@@ -86,6 +88,8 @@
 //! Every request is served from the request alone plus the server's catalog: nothing is keyed
 //! by connection, so any number of instances can serve any request.
 
+#[cfg(feature = "apps")]
+pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod config;

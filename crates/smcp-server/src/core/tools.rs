@@ -477,6 +477,17 @@ impl ToolBuilder {
         self
     }
 
+    /// Sets one member of the tool's `_meta`, keeping the others (an extension's metadata,
+    /// e.g. MCP Apps' `ui`).
+    #[must_use]
+    pub fn meta_entry(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.tool
+            .meta
+            .get_or_insert_with(Meta::new)
+            .insert(key.into(), value);
+        self
+    }
+
     /// The tool cannot run unless the client declared this top-level capability on the
     /// request (e.g. `"sampling"`); otherwise the call fails with −32021 before the handler
     /// runs.

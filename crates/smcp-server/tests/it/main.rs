@@ -7,6 +7,7 @@ mod auth_support;
 mod common;
 
 // The tests.
+mod apps;
 mod auth;
 mod auth_declared;
 mod auth_dpop;
