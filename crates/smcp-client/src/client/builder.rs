@@ -1,11 +1,13 @@
 //! [`ClientBuilder`]: every option of a [`Client`] and `build`, which makes the transport
 //! (HTTP with its authorization gate, or a launched stdio server) and the file transfer client.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Map, Value};
 use smcp_proto::basic::Implementation;
 
 use super::handle::{Client, Inner};
@@ -59,6 +61,7 @@ pub struct ClientBuilder {
     files: Option<crate::files::FileTransfer>,
     tasks: bool,
     task_polling: TaskPolling,
+    extensions: BTreeMap<String, Map<String, Value>>,
     pin: Option<String>,
     probe_era: bool,
     era_hint: Option<crate::Era>,
@@ -90,6 +93,7 @@ impl ClientBuilder {
             files: None,
             tasks: true,
             task_polling: TaskPolling::default(),
+            extensions: BTreeMap::new(),
             pin: None,
             probe_era: true,
             era_hint: None,
@@ -254,6 +258,36 @@ impl ClientBuilder {
     pub fn tasks(mut self, enabled: bool) -> Self {
         self.tasks = enabled;
         self
+    }
+
+    /// Declares the extension `id` with `settings` on every request (under
+    /// `capabilities.extensions`), for an extension the application itself handles. Repeated,
+    /// the last settings of an id win. The tasks and files extensions have their own switches
+    /// ([`Self::tasks`], [`Self::files`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .extension("com.example/feature", serde_json::Map::new())
+    ///     .build()?;
+    /// # let _ = client;
+    /// # Ok::<(), smcp_client::Error>(())
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: Map<String, Value>) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Declares MCP Apps (SEP-1865, `io.modelcontextprotocol/ui`) for HTML views: for a host
+    /// that renders a tool's `ui://` view (read the tool's link with
+    /// [`UiToolMeta::from_meta`](smcp_proto::ext::ui::UiToolMeta::from_meta)).
+    pub fn ui_apps(self) -> Self {
+        let settings = match serde_json::to_value(smcp_proto::ext::ui::UiClientCapability::html()) {
+            Ok(Value::Object(settings)) => settings,
+            _ => Map::new(),
+        };
+        self.extension(smcp_proto::ext::ui::EXTENSION_ID, settings)
     }
 
     /// How tasks are polled: interval floor and cap, retries, overall bound (see
@@ -637,6 +671,7 @@ impl ClientBuilder {
                 data_plane,
                 tasks: self.tasks,
                 task_polling: self.task_polling,
+                extensions: self.extensions,
                 trace: self.trace,
             }),
         })

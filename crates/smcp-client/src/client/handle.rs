@@ -67,6 +67,8 @@ pub(crate) struct Inner {
     pub(crate) tasks: bool,
     /// How tasks are polled.
     pub(crate) task_polling: TaskPolling,
+    /// Extensions the application declares itself ([`crate::ClientBuilder::extension`]).
+    pub(super) extensions: std::collections::BTreeMap<String, Map<String, Value>>,
     /// Where the trace context sent with each request comes from.
     pub(super) trace: Option<crate::trace::TraceSource>,
 }
@@ -162,6 +164,11 @@ impl Client {
             .unwrap_or_default();
         if let Some(files) = &self.inner.files {
             caps.extra.insert("files".to_owned(), files.capability());
+        }
+        if !self.inner.extensions.is_empty() {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .extend(self.inner.extensions.clone());
         }
         caps
     }

@@ -6,6 +6,7 @@
 mod common;
 
 // The tests.
+mod extensions;
 mod fallback;
 mod files;
 mod files_address_policy;
