@@ -738,3 +738,42 @@ async fn a_long_call_becomes_a_task_and_another_is_cancelled() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn apps_counter_links_its_view_and_serves_it() {
+    use smcp_client::proto::ext::ui::{MIME_TYPE, UiResourceMeta, UiToolMeta};
+    let server = start(env!("CARGO_BIN_EXE_apps")).await;
+    let client = Client::builder(&server.url).ui_apps().build().unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let link = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        UiToolMeta::from_meta(tool.meta.as_ref()).unwrap().unwrap()
+    };
+    assert_eq!(
+        link("count").resource_uri.as_deref(),
+        Some("ui://counter/view")
+    );
+    assert!(link("count").model_visible());
+    assert!(!link("reset").model_visible() && link("reset").app_callable());
+
+    let read = client.read_resource("ui://counter/view").await.unwrap();
+    let contents = serde_json::to_value(&read.contents[0]).unwrap();
+    assert_eq!(contents["mimeType"], MIME_TYPE);
+    let html = contents["text"].as_str().unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("ui/initialize"));
+    let meta = UiResourceMeta::from_meta(contents["_meta"].as_object())
+        .unwrap()
+        .unwrap();
+    assert_eq!(meta.prefers_border, Some(true));
+    // No origins declared: the host's policy allows no connection at all.
+    assert!(
+        meta.content_security_policy()
+            .contains("connect-src 'none'")
+    );
+
+    let counted = client.call_tool("count", json!({"by": 2})).await.unwrap();
+    assert_eq!(counted.text_content(), "the counter is 2");
+    assert_eq!(counted.structured_content, Some(json!({"value": 2})));
+    let reset = client.call_tool("reset", json!({})).await.unwrap();
+    assert_eq!(reset.structured_content, Some(json!({"value": 0})));
+}
