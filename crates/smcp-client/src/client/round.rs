@@ -116,18 +116,11 @@ impl Client {
 impl Round {
     /// Declares these capabilities for this request instead of the client's own (an
     /// intermediary declares its client's, so that the server asks only what can be answered).
-    pub fn client_capabilities(mut self, capabilities: &ClientCapabilities) -> Self {
-        let meta = self
-            .params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(m) = meta {
-            m.insert(
-                meta::CLIENT_CAPABILITIES.to_owned(),
-                serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new())),
-            );
+    pub fn client_capabilities(self, capabilities: &ClientCapabilities) -> Self {
+        match serde_json::to_value(capabilities) {
+            Ok(Value::Object(capabilities)) => self.client_capabilities_json(capabilities),
+            _ => self.client_capabilities_json(Map::new()),
         }
-        self
     }
 
     /// [`Self::client_capabilities`] as JSON, sent as given: for a proxy or gateway that

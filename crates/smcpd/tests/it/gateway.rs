@@ -31,6 +31,20 @@ tools.deny = ["toggle_extra"]
 resources.deny = ["smcp://readme", "smcp://clock"]
 "#;
 
+/// How many progress notifications a call of `tool` (smcpd's `progress_echo`) passed on.
+async fn progress_seen(client: &Client, tool: &str) -> u32 {
+    let seen = Arc::new(Mutex::new(0u32));
+    let count = Arc::clone(&seen);
+    client
+        .tool_call(tool)
+        .arguments(json!({"text": "p"}))
+        .on_progress(move |_| *count.lock().unwrap() += 1)
+        .send()
+        .await
+        .unwrap();
+    *seen.lock().unwrap()
+}
+
 fn client(gateway: &Smcpd, asked: &Confirm) -> Client {
     Client::builder(format!("http://{}/mcp", gateway.addr))
         .input_handler(asked.clone())
@@ -303,16 +317,7 @@ async fn upstreams_pinned_to_the_earlier_2025_revisions_are_served_too() {
             .unwrap_or_else(|e| panic!("{tool}: {e}"));
         assert_eq!(echoed.text_content(), tool);
     }
-    let seen = Arc::new(Mutex::new(0u32));
-    let count = Arc::clone(&seen);
-    client
-        .tool_call("march_progress_echo")
-        .arguments(json!({"text": "p"}))
-        .on_progress(move |_| *count.lock().unwrap() += 1)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(*seen.lock().unwrap(), 10);
+    assert_eq!(progress_seen(&client, "march_progress_echo").await, 10);
     // Elicitation came with 2025-06-18: asked in the middle of the call, held, answered.
     let done = client
         .call_tool("june_confirm_action", json!({"action": "ship"}))
@@ -349,16 +354,7 @@ async fn an_h2c_upstream_is_reached_over_http2_with_progress_passed_on() {
         .await
         .unwrap();
     assert_eq!(echoed.text_content(), "over h2");
-    let seen = Arc::new(Mutex::new(0u32));
-    let count = Arc::clone(&seen);
-    client
-        .tool_call("up_progress_echo")
-        .arguments(json!({"text": "p"}))
-        .on_progress(move |_| *count.lock().unwrap() += 1)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(*seen.lock().unwrap(), 10);
+    assert_eq!(progress_seen(&client, "up_progress_echo").await, 10);
 }
 
 #[tokio::test]
