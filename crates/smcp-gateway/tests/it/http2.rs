@@ -49,7 +49,7 @@ async fn served(server: &Server, h2c: bool) -> (String, Arc<Mutex<Vec<http::Vers
 async fn calls_go_up_over_http2_when_asked_and_an_http1_upstream_is_named_down() {
     let (h2_url, h2_seen) = served(&upstream(), true).await;
     let (h1_url, h1_seen) = served(&upstream(), false).await;
-    let (_gateway, server) = common::gateway(&format!(
+    let (gateway, server) = common::gateway(&format!(
         "[[upstream]]\nname = \"two\"\nurl = \"{h2_url}\"\nhttp = \"2\"\n\n\
          [[upstream]]\nname = \"one\"\nurl = \"{h1_url}\"\nhttp = \"2\"\ntimeout = \"2s\"\n"
     ))
@@ -70,4 +70,13 @@ async fn calls_go_up_over_http2_when_asked_and_an_http1_upstream_is_named_down()
     assert!(h1_seen.lock().unwrap().is_empty());
     let (_, body) = common::call(&svc, "one_ping", json!({"arguments": {}})).await;
     assert_eq!(body["error"]["code"], -32602, "{body}");
+    // It is down, and named (what /readyz shows); the h2c one is not.
+    let down = gateway.down();
+    assert_eq!(
+        down.iter()
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>(),
+        ["one"],
+        "{down:?}"
+    );
 }
