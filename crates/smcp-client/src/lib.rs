@@ -32,6 +32,7 @@
 //! | `listen` | `subscriptions/listen` as a [`Subscription`] stream (task status included) |
 //! | `tasks` | SEP-2663: following a task ([`TaskHandle`], [`TaskPolling`]), `tasks/get`, `tasks/update`, `tasks/cancel` |
 //! | `cache` | the optional [`Cache`] (CacheableResult rules) |
+//! | `wire` | [`wire::WireTap`]: every HTTP request, response and SSE event, every stdio line, handed to the application (debugging tools) |
 //! | `files` | SEP-2631: file arguments, uploads (path, bytes, any `AsyncRead`), verified downloads (to disk or any `AsyncWrite`), [`TransferError`] |
 //! | `output` | `structuredContent` checked against the listed `outputSchema` (feature `output-schema`, default) |
 //! | `auth` | OAuth 2.1 (feature `oauth`): discovery, registration, PKCE, the browser step ([`auth::Authorizer`]), token stores, step-up |
@@ -71,6 +72,7 @@ mod task_polling;
 pub mod tasks;
 pub mod trace;
 mod transport;
+pub mod wire;
 
 pub use api::{ToolCall, ToolCallOutcome};
 pub use cache::Cache;

@@ -66,6 +66,7 @@ pub struct ClientBuilder {
     probe_era: bool,
     era_hint: Option<crate::Era>,
     trace: Option<crate::trace::TraceSource>,
+    tap: Option<crate::wire::WireTap>,
     #[cfg(feature = "oauth")]
     oauth: Option<crate::auth::OAuthConfig>,
 }
@@ -98,9 +99,31 @@ impl ClientBuilder {
             probe_era: true,
             era_hint: None,
             trace: None,
+            tap: None,
             #[cfg(feature = "oauth")]
             oauth: None,
         }
+    }
+
+    /// Hands every HTTP request to the endpoint, its response and each message of the body,
+    /// and every line to and from a stdio server, to `tap` as it happens (see [`crate::wire`]).
+    ///
+    /// ```
+    /// use smcp_client::wire::{WireKind, WireTap};
+    ///
+    /// let client = smcp_client::Client::builder("http://127.0.0.1:8931/mcp")
+    ///     .wire_tap(WireTap::new(|event| {
+    ///         if let WireKind::HttpRequest { url, .. } = &event.kind {
+    ///             eprintln!("-> {url}");
+    ///         }
+    ///     }))
+    ///     .build();
+    /// # let _ = client;
+    /// ```
+    #[must_use]
+    pub fn wire_tap(mut self, tap: crate::wire::WireTap) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Sends the trace context `source` gives with every request: `traceparent` and
@@ -543,9 +566,9 @@ impl ClientBuilder {
                 &self.http.roots,
             )
             .map_err(|e| Error::config(e.to_string()))?;
-            return Ok(crate::transport::gate::Gate::oauth(session));
+            return Ok(crate::transport::gate::Gate::oauth(session).tapped(self.tap.clone()));
         }
-        Ok(crate::transport::gate::Gate::default())
+        Ok(crate::transport::gate::Gate::default().tapped(self.tap.clone()))
     }
 
     /// Builds the client. Fails on an invalid URL or header. A stdio client launches its
@@ -645,6 +668,7 @@ impl ClientBuilder {
             )),
             Some(command) => Transport::Stdio(StdioTransport::start(
                 command,
+                self.tap.clone(),
                 self.pin.clone(),
                 self.probe_era,
                 legacy,

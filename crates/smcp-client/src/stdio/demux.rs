@@ -98,6 +98,8 @@ pub(crate) struct Shared {
     /// An older-revision session's change notifications (untagged `list_changed`,
     /// `resources/updated`), for the listen streams mapped onto it.
     changes: broadcast::Sender<Notification>,
+    /// Where each line read is shown ([`crate::wire`]).
+    tap: Option<crate::wire::WireTap>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -109,12 +111,13 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(log_sink: Option<LogFn>) -> Arc<Self> {
+    pub(crate) fn new(log_sink: Option<LogFn>, tap: Option<crate::wire::WireTap>) -> Arc<Self> {
         Arc::new(Self {
             table: Mutex::new(Table::default()),
             log_sink,
             server_requests: std::sync::OnceLock::new(),
             changes: broadcast::channel(NOTIFICATION_BUFFER).0,
+            tap,
         })
     }
 
@@ -344,7 +347,12 @@ impl Shared {
         let mut buf = Vec::new();
         loop {
             match read_line(&mut reader, &mut buf, max_line).await {
-                Ok(Line::Complete) => self.dispatch(&buf),
+                Ok(Line::Complete) => {
+                    if let Some(tap) = &self.tap {
+                        tap.emit(0, crate::wire::WireKind::StdioIn(crate::wire::line(&buf)));
+                    }
+                    self.dispatch(&buf);
+                }
                 Ok(Line::TooLong { len }) => {
                     tracing::warn!(
                         len,

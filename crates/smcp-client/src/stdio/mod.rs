@@ -67,6 +67,7 @@ impl StdioTransport {
     /// Launches the server and starts the writer and reader tasks. Needs a Tokio runtime.
     pub(crate) fn start(
         command: &StdioCommand,
+        tap: Option<crate::wire::WireTap>,
         pin: Option<String>,
         probe: bool,
         legacy: LegacyConfig,
@@ -78,12 +79,13 @@ impl StdioTransport {
         }
         let spawned = process::spawn(command)?;
         let control = spawned.control;
-        let shared = Shared::new(command.log.clone());
+        let shared = Shared::new(command.log.clone(), tap.clone());
         let (writer, lines) = mpsc::channel(WRITE_QUEUE);
         tokio::spawn(process::write_loop(
             spawned.stdin,
             lines,
             control.close.clone(),
+            tap,
         ));
         tokio::spawn(watch_stdout(
             Arc::clone(&shared),

@@ -123,8 +123,14 @@ pub(crate) async fn write_loop(
     mut stdin: ChildStdin,
     mut lines: mpsc::Receiver<Vec<u8>>,
     close: CancellationToken,
+    tap: Option<crate::wire::WireTap>,
 ) {
     let mut batch: Vec<u8> = Vec::new();
+    let show = |line: &[u8]| {
+        if let Some(tap) = &tap {
+            tap.emit(0, crate::wire::WireKind::StdioOut(crate::wire::line(line)));
+        }
+    };
     loop {
         let mut line = tokio::select! {
             biased;
@@ -134,12 +140,15 @@ pub(crate) async fn write_loop(
                 None => break,
             },
         };
+        show(&line);
         if let Ok(next) = lines.try_recv() {
+            show(&next);
             batch.clear();
             batch.append(&mut line);
             batch.extend_from_slice(&next);
             while batch.len() < BATCH_BYTES {
                 let Ok(more) = lines.try_recv() else { break };
+                show(&more);
                 batch.extend_from_slice(&more);
             }
             std::mem::swap(&mut line, &mut batch);

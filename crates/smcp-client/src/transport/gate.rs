@@ -11,6 +11,8 @@ use crate::error::{Error, Kind};
 pub(crate) struct Gate {
     #[cfg(feature = "oauth")]
     oauth: Option<std::sync::Arc<crate::auth::session::OAuthSession>>,
+    /// Where requests and their responses are shown ([`crate::wire`]).
+    tap: Option<crate::wire::WireTap>,
 }
 
 impl Gate {
@@ -19,11 +21,29 @@ impl Gate {
     pub(crate) fn oauth(session: crate::auth::session::OAuthSession) -> Self {
         Self {
             oauth: Some(std::sync::Arc::new(session)),
+            tap: None,
         }
+    }
+
+    /// With a wire tap: each request is handed to it before it is sent, and its response
+    /// carries the exchange ([`crate::wire::Tapped`]) for the body's reader.
+    pub(crate) fn tapped(mut self, tap: Option<crate::wire::WireTap>) -> Self {
+        self.tap = tap;
+        self
     }
 
     /// Sends `request` (authorized when OAuth is on).
     pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        let Some(tap) = &self.tap else {
+            return self.send_untapped(request).await;
+        };
+        let (request, tapped) = tap.request(request)?;
+        let mut response = self.send_untapped(request).await?;
+        response.extensions_mut().insert(tapped);
+        Ok(response)
+    }
+
+    async fn send_untapped(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
         #[cfg(feature = "oauth")]
         {
             crate::auth::session::send(self.oauth.as_deref(), request).await

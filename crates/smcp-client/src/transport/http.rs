@@ -18,6 +18,7 @@ use smcp_proto::jsonrpc::{Message, Request};
 use smcp_proto::sse::SseDecoder;
 
 use crate::error::{Error, Kind, Result};
+use crate::wire::{Tapped, WireKind, header_pairs};
 
 /// `Accept` of every POST: both response forms are supported (SH §Sending 2).
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -114,8 +115,24 @@ impl HttpTransport {
 
 /// Turns a response to a request into its message stream: a non-success status becomes a
 /// typed error (see [`classify_status`]), a JSON body one message, an SSE body a stream.
+/// A response the gate tapped hands what is read to its tap too.
 pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStream> {
     let status = response.status().as_u16();
+    let tap = response.extensions().get::<Tapped>().cloned();
+    let headers = if tap.is_some() {
+        response.headers().clone()
+    } else {
+        HeaderMap::new()
+    };
+    let tap_head = |body: Option<&[u8]>| {
+        if let Some(t) = &tap {
+            t.emit(WireKind::HttpResponse {
+                status,
+                headers: header_pairs(&headers),
+                body: body.map(Bytes::copy_from_slice),
+            });
+        }
+    };
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
@@ -125,19 +142,24 @@ pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStrea
     tracing::debug!(status, content_type = %content_type, "response headers");
     if !(200..300).contains(&status) {
         let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
+        tap_head(Some(&body));
         return Err(classify_status(status, &body));
     }
     if content_type.starts_with("text/event-stream") {
+        tap_head(None);
         let bytes = response.bytes_stream().boxed();
         Ok(HttpStream::Sse {
             decoder: SseDecoder::new(),
             bytes,
             ended: false,
+            tap,
         })
     } else if content_type.starts_with("application/json") {
         let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
+        tap_head(Some(&body));
         Ok(HttpStream::Json(Some(body)))
     } else if status == 202 {
+        tap_head(None);
         Err(Error::protocol(
             "the server answered a request with 202 Accepted (that is for notifications)",
         ))
@@ -238,6 +260,8 @@ pub(crate) enum HttpStream {
         bytes: BoxStream<'static, reqwest::Result<Bytes>>,
         /// The body has ended.
         ended: bool,
+        /// Where each event goes too.
+        tap: Option<Tapped>,
     },
 }
 
@@ -277,10 +301,18 @@ impl HttpStream {
                 decoder,
                 bytes,
                 ended,
+                tap,
             } => loop {
                 match decoder.next_event() {
                     Err(e) => return Err(Error::protocol(format!("bad SSE stream: {e}"))),
                     Ok(Some(event)) => {
+                        if let Some(t) = tap {
+                            t.emit(WireKind::SseEvent {
+                                id: decoder.last_event_id().map(str::to_owned),
+                                event: event.event.clone(),
+                                data: event.data.clone(),
+                            });
+                        }
                         if event.event.as_deref().is_some_and(|n| n != "message")
                             || event.data.trim().is_empty()
                         {

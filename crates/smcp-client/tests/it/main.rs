@@ -22,3 +22,4 @@ mod stdio;
 mod tasks;
 mod trace;
 mod typed;
+mod wire;
