@@ -104,8 +104,31 @@ pub(crate) async fn run(
     (result, ctx)
 }
 
-/// The client of the `globals` options (`era_hint`: the revision the cache remembers).
+/// The client of the `globals` options (`era_hint`: the revision the cache remembers), with
+/// the terminal's answers to the server's questions.
 fn build_client(globals: &Globals, era_hint: Option<smcp_client::Era>) -> anyhow::Result<Client> {
+    let mut builder = client_builder(globals, era_hint)?;
+    let terminal = !globals.non_interactive && on_terminal();
+    if terminal || globals.sampling_cmd.is_some() {
+        builder = builder.input_handler(interact::Terminal {
+            terminal,
+            sampling_cmd: globals.sampling_cmd.clone(),
+            sampling_timeout: Duration::from_secs(if globals.timeout > 0 {
+                globals.timeout
+            } else {
+                600
+            }),
+        });
+    }
+    Ok(builder.build()?)
+}
+
+/// The client builder of the `globals` options: transport, timeouts, headers, TLS,
+/// credentials and file transfer; no answers to the server's questions yet.
+pub(crate) fn client_builder(
+    globals: &Globals,
+    era_hint: Option<smcp_client::Era>,
+) -> anyhow::Result<smcp_client::ClientBuilder> {
     let timeout = (globals.timeout > 0).then(|| Duration::from_secs(globals.timeout));
     let builder = if globals.stdio {
         Client::stdio(stdio::command(
@@ -154,17 +177,5 @@ fn build_client(globals: &Globals, era_hint: Option<smcp_client::Era>) -> anyhow
         allow_insecure_loopback: globals.insecure_loopback_files,
         ..smcp_client::FileTransfer::default()
     });
-    let terminal = !globals.non_interactive && on_terminal();
-    if terminal || globals.sampling_cmd.is_some() {
-        builder = builder.input_handler(interact::Terminal {
-            terminal,
-            sampling_cmd: globals.sampling_cmd.clone(),
-            sampling_timeout: Duration::from_secs(if globals.timeout > 0 {
-                globals.timeout
-            } else {
-                600
-            }),
-        });
-    }
-    Ok(builder.build()?)
+    Ok(builder)
 }

@@ -10,7 +10,14 @@
 //! This file parses, dispatches and turns the outcome into an exit code; `cli` holds the
 //! command line, `globals` the options every command takes, `commands` one module per command
 //! (its flags and its `run`), and `connect` the connection they share. They depend one way:
-//! `cli` → `commands` → the leaves (`globals`, `errors`, …).
+//! `cli` → `commands` → the leaves (`globals`, `errors`, …). `inspect` (`smcp inspect`, the
+//! browser inspector) is run from here too, before any other connection.
+//!
+//! # Features
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `inspect` | yes | `smcp inspect`: the inspector page on loopback (axum; the page's files embedded) |
 // A command-line tool prints by design.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -22,6 +29,8 @@ mod commands;
 mod connect;
 mod errors;
 mod globals;
+#[cfg(feature = "inspect")]
+mod inspect;
 mod interact;
 mod login;
 mod progress;
@@ -78,6 +87,16 @@ async fn main() -> ExitCode {
     init_logging(&cli.globals.log);
     if let Some(code) = login_or_logout(&cli).await {
         return code;
+    }
+    #[cfg(feature = "inspect")]
+    if let Command::Inspect(args) = &cli.command {
+        return match inspect::run(args, &cli.globals).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => report(
+                &errors::classify(&e, &connect::error_context(&cli.globals)),
+                cli.globals.json,
+            ),
+        };
     }
     match connect::run(&cli.globals, &cli.command).await {
         (Ok(()), _) => ExitCode::SUCCESS,

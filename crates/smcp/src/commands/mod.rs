@@ -11,6 +11,8 @@ pub(crate) mod completions;
 pub(crate) mod ctx;
 pub(crate) mod discover;
 pub(crate) mod download;
+#[cfg(feature = "inspect")]
+pub(crate) mod inspect;
 pub(crate) mod listen;
 pub(crate) mod login;
 pub(crate) mod logout;
@@ -71,11 +73,16 @@ pub(crate) enum Command {
     /// Listen for change notifications until interrupted or the server ends the stream.
     /// Without flags: every list change the server offers (from server/discover).
     Listen(listen::Args),
+    /// Open a page in the browser to look at the server: its tools with forms, calls with
+    /// progress and questions, resources, prompts, tasks, change notifications, MCP Apps
+    /// views, and every request and response on the wire. Served on loopback until Ctrl-C.
+    #[cfg(feature = "inspect")]
+    Inspect(inspect::Args),
 }
 
 impl Command {
-    /// Runs a command that needs the server. `completions`, `man`, `login` and `logout` do
-    /// nothing here: `main` ran them before connecting.
+    /// Runs a command that needs the server. `completions`, `man`, `login`, `logout` and
+    /// `inspect` do nothing here: `main` ran them before connecting (or instead).
     pub(crate) async fn run(&self, ctx: Ctx<'_>) -> anyhow::Result<()> {
         match self {
             Self::Discover => discover::run(ctx).await,
@@ -93,6 +100,8 @@ impl Command {
             Self::Task(args) => task::run(args, ctx).await,
             Self::Listen(args) => listen::run(args, ctx).await,
             Self::Completions(_) | Self::Man | Self::Login(_) | Self::Logout(_) => Ok(()),
+            #[cfg(feature = "inspect")]
+            Self::Inspect(_) => Ok(()),
         }
     }
 }
