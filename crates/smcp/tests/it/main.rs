@@ -5,10 +5,14 @@
 // Shared helpers.
 #[path = "../../../smcpd/tests/it/support/oidc.rs"]
 mod oidc;
+#[cfg(feature = "inspect")]
+mod webdriver;
 
 // The tests.
 mod auth;
 mod auth_oidc;
 mod cli;
 mod errors;
+#[cfg(feature = "inspect")]
+mod inspect;
 mod tasks;
