@@ -468,7 +468,12 @@ async fn browser_a_tool_form_a_call_and_the_wire() {
     let inspect = Inspect::http(&["--url", &url]);
     let browser = Browser::start().await;
     open(&browser, &inspect).await;
+    browser.click_on("button.tab[data-tab=\"server\"]").await;
+    browser
+        .until("the discover result", "return document.querySelector('#server-json').textContent.includes('supportedVersions');")
+        .await;
     browser.screenshot(&screenshot_path("server")).await;
+    browser.click_on("button.tab[data-tab=\"tools\"]").await;
     select_tool(&browser, "echo").await;
     let field = browser.wait("#tool-form [name=\"text\"]").await;
     browser.type_into(&field, "hello from the page").await;
@@ -538,6 +543,22 @@ async fn browser_a_tool_form_a_call_and_the_wire() {
     let line = line.as_str().unwrap();
     assert!(line.contains(&format!("--url {url} call ")), "{line}");
     browser.screenshot(&screenshot_path("wire")).await;
+    // A resource read, a prompt got.
+    browser.click_on("button.tab[data-tab=\"resources\"]").await;
+    browser.click_on(".resource-row[data-uri=\"smcp://readme\"]").await;
+    browser
+        .until("the resource's text", "return document.querySelector('#resource-contents').textContent.length > 20;")
+        .await;
+    browser.screenshot(&screenshot_path("resources")).await;
+    browser.click_on("button.tab[data-tab=\"prompts\"]").await;
+    browser.click_on(".prompt-row[data-name=\"greet\"]").await;
+    let name = browser.wait("#prompt-fields [name=\"name\"]").await;
+    browser.type_into(&name, "Ada").await;
+    browser.click_on("#prompt-button").await;
+    browser
+        .until("the prompt's messages", "return document.querySelector('#prompt-result').textContent.includes('greeting for Ada');")
+        .await;
+    browser.screenshot(&screenshot_path("prompts")).await;
     // Run the command line the page gave: the same answer.
     let words: Vec<String> = shell_words(line);
     let out = Command::new(env!("CARGO_BIN_EXE_smcp"))
@@ -761,7 +782,6 @@ async fn browser_an_mcp_app_rendered_and_calling_back() {
     );
     browser.frame(None).await;
     browser.wait("#app-bridge-log .bridge-line").await;
-    browser.screenshot(&screenshot_path("app")).await;
 }
 
 #[tokio::test]
