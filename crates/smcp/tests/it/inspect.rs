@@ -114,6 +114,54 @@ fn counter_app() -> String {
     })
 }
 
+/// A server of the rarer shapes: a URL-mode question, an output schema, a file argument
+/// (inline only: the page's file goes as a `data:` URI).
+fn rare_shapes() -> String {
+    serve(|| {
+        Server::builder("shapes", "1.0.0")
+            .tool(tool("sign_in").handler(|call| async move {
+                let consent = call.input.ask(smcp_server::mrtr::elicit_url(
+                    "oauth",
+                    "Sign in to the calendar",
+                    "https://calendar.example/authorize?state=abc",
+                ))?;
+                Ok::<_, HandlerError>(CallToolResult::text(format!("{:?}", consent.action)))
+            }))
+            .tool(
+                tool("measure")
+                    .output_schema(json!({
+                        "type": "object",
+                        "properties": {"value": {"type": "integer"}, "unit": {"type": "string"}},
+                        "required": ["value", "unit"]
+                    }))
+                    .handler(|_| async {
+                        let mut r = CallToolResult::text("42 mm");
+                        r.structured_content = Some(json!({"value": 42, "unit": "mm"}));
+                        Ok::<_, HandlerError>(r)
+                    }),
+            )
+            .tool(
+                tool("describe")
+                    .input_schema(json!({
+                        "type": "object",
+                        "properties": {"doc": {"type": "string", "format": "uri",
+                            "x-mcp-file": {"transferModes": ["inline"], "maxSize": 65536}}},
+                        "required": ["doc"]
+                    }))
+                    .handler(|call| async move {
+                        let doc = call.str_arg("doc").unwrap_or_default();
+                        let head: String = doc.chars().take(16).collect();
+                        Ok::<_, HandlerError>(CallToolResult::text(format!(
+                            "got {head}… ({} chars)",
+                            doc.len()
+                        )))
+                    }),
+            )
+            .build()
+            .unwrap()
+    })
+}
+
 /// A server of `n` tools, `t0`…, each sending 8 progress notifications (when asked) and
 /// echoing its `text`: 11 wire entries a call (request, response head, 9 SSE events).
 fn many_tools(n: usize) -> String {
@@ -545,9 +593,14 @@ async fn browser_a_tool_form_a_call_and_the_wire() {
     browser.screenshot(&screenshot_path("wire")).await;
     // A resource read, a prompt got.
     browser.click_on("button.tab[data-tab=\"resources\"]").await;
-    browser.click_on(".resource-row[data-uri=\"smcp://readme\"]").await;
     browser
-        .until("the resource's text", "return document.querySelector('#resource-contents').textContent.length > 20;")
+        .click_on(".resource-row[data-uri=\"smcp://readme\"]")
+        .await;
+    browser
+        .until(
+            "the resource's text",
+            "return document.querySelector('#resource-contents').textContent.length > 20;",
+        )
         .await;
     browser.screenshot(&screenshot_path("resources")).await;
     browser.click_on("button.tab[data-tab=\"prompts\"]").await;
@@ -928,4 +981,55 @@ async fn browser_a_thousand_tools_and_ten_thousand_wire_entries_stay_responsive(
             "{key} = {ms} ms: the page is not responsive ({figures})"
         );
     }
+}
+
+#[tokio::test]
+#[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
+async fn browser_a_url_question_an_output_schema_and_a_file_argument() {
+    if !crate::webdriver::wanted() {
+        return;
+    }
+    let url = rare_shapes();
+    let inspect = Inspect::http(&["--url", &url]);
+    let browser = Browser::start().await;
+    open(&browser, &inspect).await;
+    // URL mode: the URL is shown as text, never opened; consent is the user's.
+    select_tool(&browser, "sign_in").await;
+    click_call(&browser).await;
+    let question = browser.wait(".question[data-kind=\"elicitation\"]").await;
+    let shown = browser.text(&question).await;
+    assert!(
+        shown.contains("https://calendar.example/authorize?state=abc"),
+        "{shown}"
+    );
+    browser
+        .click_on(".question[data-kind=\"elicitation\"] button.accept")
+        .await;
+    let (state, text) = call_result(&browser).await;
+    assert_eq!(state, "ok");
+    assert!(text.contains("Accept"), "{text}");
+    // structuredContent checked against the output schema.
+    select_tool(&browser, "measure").await;
+    click_call(&browser).await;
+    assert_eq!(call_result(&browser).await.0, "ok");
+    let valid = browser
+        .until(
+            "the schema check",
+            "const c = document.querySelector('#schema-check'); return c && c.dataset.valid;",
+        )
+        .await;
+    assert_eq!(valid, "true");
+    // A file picked in the page, sent inline as the field allows.
+    let file = std::env::temp_dir().join(format!("smcp-inspect-{}.txt", inspect.port));
+    std::fs::write(&file, "a small text file\n").unwrap();
+    select_tool(&browser, "describe").await;
+    let picker = browser
+        .wait("#tool-form input[type=\"file\"][name=\"doc\"]")
+        .await;
+    browser.type_into(&picker, file.to_str().unwrap()).await;
+    click_call(&browser).await;
+    let (state, text) = call_result(&browser).await;
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(state, "ok", "{text}");
+    assert!(text.contains("got data:text/plain"), "{text}");
 }
