@@ -4,26 +4,9 @@
 use smcp_test_support::root;
 use std::process::{Command, Output};
 
-/// Starts smcpd on 127.0.0.1:0 on its own runtime thread and returns the `/mcp` URL.
+/// smcpd's demo server on 127.0.0.1:0; the `/mcp` URL.
 fn start_smcpd() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let server = smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap();
-            smcp_server::serve(
-                listener,
-                server.service(),
-                smcp_server::ServeOptions::default(),
-                std::future::pending(),
-            )
-            .await
-            .unwrap();
-        });
-    });
-    format!("http://{}/mcp", rx.recv().unwrap())
+    crate::support::smcpd()
 }
 
 fn smcp(url: &str, args: &[&str]) -> Output {

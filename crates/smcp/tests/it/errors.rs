@@ -15,42 +15,21 @@ use serde_json::{Value, json};
 
 /// Serves `router` on 127.0.0.1:0 on its own runtime thread.
 fn serve_router(router: axum::Router) -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            axum::serve(listener, router).await.unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    crate::support::on_thread(|listener| async move {
+        axum::serve(listener, router).await.unwrap();
+    })
 }
 
 /// smcpd's demo server on 127.0.0.1:0, over TLS when `tls` is given.
 fn start_smcpd(tls: Option<&smcp_server::http::tls::DevCertificates>) -> SocketAddr {
     let tls = tls.map(|c| smcp_server::http::tls::config_from_files(&c.cert, &c.key).unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let server = smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap();
-            smcp_server::serve(
-                listener,
-                server.endpoint("/mcp"),
-                smcp_server::ServeOptions {
-                    tls,
-                    ..smcp_server::ServeOptions::default()
-                },
-                std::future::pending(),
-            )
-            .await
-            .unwrap();
-        });
-    });
-    rx.recv().unwrap()
+    crate::support::serve_mcp(
+        || smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap(),
+        smcp_server::ServeOptions {
+            tls,
+            ..smcp_server::ServeOptions::default()
+        },
+    )
 }
 
 /// A throwaway CA and a certificate for 127.0.0.1 in a fresh directory.

@@ -18,27 +18,12 @@ use crate::webdriver::Browser;
 
 /// Serves `server` on 127.0.0.1:0 on its own runtime thread; its `/mcp` URL.
 fn serve(server: impl FnOnce() -> Server + Send + 'static) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            smcp_server::serve(
-                listener,
-                server().service(),
-                smcp_server::ServeOptions::default(),
-                std::future::pending(),
-            )
-            .await
-            .unwrap();
-        });
-    });
-    format!("http://{}/mcp", rx.recv().unwrap())
+    let addr = crate::support::serve_mcp(server, smcp_server::ServeOptions::default());
+    format!("http://{addr}/mcp")
 }
 
 fn smcpd() -> String {
-    serve(|| smcpd::demo_server(smcp_server::SecurityPolicy::loopback()).unwrap())
+    crate::support::smcpd()
 }
 
 /// smcpd with SEP-2663 tasks (`long_job`), as the binary runs by default.
@@ -262,14 +247,36 @@ fn screenshot_path(name: &str) -> std::path::PathBuf {
     smcp_test_support::root().join(format!("target/inspect-screenshots/{name}.png"))
 }
 
+/// An HTTP client that does not follow redirects (the token's answer is one).
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// GET `url` with the `session` cookie.
+async fn get(http: &reqwest::Client, url: String, session: &str) -> reqwest::Response {
+    http.get(url)
+        .header("cookie", session)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The `Content-Security-Policy` of a response.
+fn csp(r: &reqwest::Response) -> String {
+    r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
 #[tokio::test]
 async fn the_page_and_its_api_are_only_for_the_url_it_printed() {
     let url = smcpd();
     let inspect = Inspect::http(&["--url", &url]);
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let http = no_redirects();
     let base = inspect.origin();
     // Nothing without the session: the page, its script, the API, the feed.
     for path in [
@@ -302,27 +309,15 @@ async fn the_page_and_its_api_are_only_for_the_url_it_printed() {
     let r = http.get(&inspect.url).send().await.unwrap();
     assert_eq!(r.status(), 403);
     // With the session: the page, with its policy.
-    let r = http
-        .get(format!("{base}/"))
-        .header("cookie", &session)
-        .send()
-        .await
-        .unwrap();
+    let r = get(&http, format!("{base}/"), &session).await;
     assert_eq!(r.status(), 200);
-    let csp = r.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let policy = csp(&r);
     assert!(
-        csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
-        "{csp}"
+        policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"),
+        "{policy}"
     );
-    let tools: Value = http
-        .get(format!("{base}/api/tools"))
-        .header("cookie", &session)
-        .send()
+    let tools: Value = get(&http, format!("{base}/api/tools"), &session)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -333,32 +328,35 @@ async fn the_page_and_its_api_are_only_for_the_url_it_printed() {
             .iter()
             .any(|t| t["name"] == "echo")
     );
-    // Another site's page in the same browser (the cookie is sent along, the Origin tells).
+    // Another site's page in the same browser (the cookie is sent along, the Origin tells),
+    // a state-changing request without an Origin, and bad input, which names its field.
     let call = json!({"name": "echo", "arguments": {"text": "x"}});
-    for (origin, status) in [
-        ("http://evil.example", 403),
-        ("null", 403),
-        (base.as_str(), 200),
+    let bad = json!({"name": "echo", "arguments": [1]});
+    for (origin, body, status) in [
+        (Some("http://evil.example"), &call, 403),
+        (Some("null"), &call, 403),
+        (None, &call, 403),
+        (Some(base.as_str()), &call, 200),
+        (Some(base.as_str()), &bad, 400),
     ] {
-        let r = http
+        let mut r = http
             .post(format!("{base}/api/call"))
             .header("cookie", &session)
-            .header("origin", origin)
-            .json(&call)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), status, "Origin: {origin}");
+            .json(body);
+        if let Some(origin) = origin {
+            r = r.header("origin", origin);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), status, "Origin: {origin:?}");
+        if status == 400 {
+            let e: Value = r.json().await.unwrap();
+            assert!(
+                e["error"].as_str().unwrap().starts_with("arguments:"),
+                "{e}"
+            );
+        }
     }
-    // A state-changing request without an Origin, and a DNS-rebinding Host.
-    let r = http
-        .post(format!("{base}/api/call"))
-        .header("cookie", &session)
-        .json(&call)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    // A DNS-rebinding Host.
     let r = http
         .get(format!("{base}/api/tools"))
         .header("cookie", &session)
@@ -367,31 +365,13 @@ async fn the_page_and_its_api_are_only_for_the_url_it_printed() {
         .await
         .unwrap();
     assert_eq!(r.status(), 421);
-    // Bad input gets a message naming the field.
-    let r = http
-        .post(format!("{base}/api/call"))
-        .header("cookie", &session)
-        .header("origin", &base)
-        .json(&json!({"name": "echo", "arguments": [1]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    let e: Value = r.json().await.unwrap();
-    assert!(
-        e["error"].as_str().unwrap().starts_with("arguments:"),
-        "{e}"
-    );
 }
 
 #[tokio::test]
 async fn an_app_view_is_served_sandboxed_and_only_app_visible_tools_are_callable() {
     let url = counter_app();
     let inspect = Inspect::http(&["--url", &url]);
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let http = no_redirects();
     let base = inspect.origin();
     let r = http.get(&inspect.url).send().await.unwrap();
     let cookie = r.headers()["set-cookie"].to_str().unwrap();
@@ -410,42 +390,28 @@ async fn an_app_view_is_served_sandboxed_and_only_app_visible_tools_are_callable
         .await
         .unwrap();
     let src = opened["src"].as_str().unwrap();
-    let r = http
-        .get(format!("{base}{src}"))
-        .header("cookie", &session)
-        .send()
-        .await
-        .unwrap();
+    let r = get(&http, format!("{base}{src}"), &session).await;
     assert_eq!(r.status(), 200);
-    let csp = r.headers()["content-security-policy"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let policy = csp(&r);
     assert!(
-        csp.contains("sandbox allow-scripts") && csp.contains("connect-src 'none'"),
-        "{csp}"
+        policy.contains("sandbox allow-scripts") && policy.contains("connect-src 'none'"),
+        "{policy}"
     );
     assert!(r.text().await.unwrap().contains("ui/initialize"));
     let view = opened["view"].as_str().unwrap();
-    let r = post(
-        "/api/app-call",
-        json!({"view": view, "name": "reset", "arguments": {}}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        r.status(),
-        200,
-        "an app-only tool is callable from its view"
-    );
-    let r = post("/api/app-call", json!({"view": view, "name": "model_only"}))
+    for (name, view, status) in [
+        ("reset", view, 200),      // an app-only tool is callable from its view
+        ("model_only", view, 403), // a model-only tool is not
+        ("count", "nope", 404),    // nor anything from a view that does not exist
+    ] {
+        let r = post(
+            "/api/app-call",
+            json!({"view": view, "name": name, "arguments": {}}),
+        )
         .await
         .unwrap();
-    assert_eq!(r.status(), 403, "a model-only tool is not");
-    let r = post("/api/app-call", json!({"view": "nope", "name": "count"}))
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
+        assert_eq!(r.status(), status, "{name} from {view}");
+    }
     let r = post("/api/app", json!({"uri": "https://example.com/"}))
         .await
         .unwrap();

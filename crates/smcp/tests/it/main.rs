@@ -5,6 +5,7 @@
 // Shared helpers.
 #[path = "../../../smcpd/tests/it/support/oidc.rs"]
 mod oidc;
+mod support;
 #[cfg(feature = "inspect")]
 mod webdriver;
 
