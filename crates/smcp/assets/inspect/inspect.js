@@ -1342,13 +1342,19 @@
       const data = await api('GET', '/api/prompts');
       prompts = data && Array.isArray(data.prompts) ? data.prompts : [];
     } catch (e) { prompts = []; showError(`prompts: ${e.message}`); }
+    renderPrompts();
+  }
+
+  function renderPrompts() {
+    const words = $('#prompt-search').value.toLowerCase().split(/\s+/).filter(Boolean);
     const list = clear($('#prompt-list'));
-    for (const p of prompts) {
+    const shown = prompts.filter((p) => matches(p, words, ['name', 'title', 'description']));
+    for (const p of shown.slice(0, 2000)) {
       list.append(el('div', { className: 'prompt-row row', dataset: { name: p.name }, title: p.description || p.name },
         el('div', { className: 'row-main mono', text: p.name }),
         el('div', { className: 'row-sub', text: p.title || p.description || '' })));
     }
-    if (!prompts.length) list.append(el('div', { className: 'empty', text: 'No prompts.' }));
+    if (!shown.length) list.append(el('div', { className: 'empty', text: 'No prompts.' }));
   }
 
   function selectPrompt(p) {
@@ -1687,6 +1693,7 @@
   $('#tool-json-toggle').addEventListener('change', onJsonToggle);
   $('#cancel-button').addEventListener('click', cancelCall);
   $('#resource-search').addEventListener('input', debounce(renderResources, 60));
+  $('#prompt-search').addEventListener('input', debounce(renderPrompts, 60));
   $('#resource-list').addEventListener('click', (ev) => {
     const row = ev.target.closest('.resource-row');
     if (!row) return;

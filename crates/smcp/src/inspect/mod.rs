@@ -132,7 +132,10 @@ pub(crate) async fn run(args: &Args, globals: &Globals) -> anyhow::Result<()> {
     let feed = feed::Feed::new();
     let target = target(globals);
     let questions = questions::Questions::new(feed.clone());
+    // A call waits for the person at the page (questions, a task followed for minutes): no
+    // overall timeout; the page cancels.
     let client = connect::client_builder(globals, None)?
+        .timeout(None)
         .wire_tap(wire::tap(feed.clone(), target.clone()))
         .ui_apps()
         .input_handler(questions::PageHandler(questions.clone()))

@@ -570,6 +570,8 @@ async fn browser_a_tool_form_a_call_and_the_wire() {
         .await;
     browser.screenshot(&screenshot_path("resources")).await;
     browser.click_on("button.tab[data-tab=\"prompts\"]").await;
+    let search = browser.wait("#prompt-search").await;
+    browser.type_into(&search, "greet").await;
     browser.click_on(".prompt-row[data-name=\"greet\"]").await;
     let name = browser.wait("#prompt-fields [name=\"name\"]").await;
     browser.type_into(&name, "Ada").await;
