@@ -3,6 +3,11 @@
 //! then triggers one change (a `tools/call` of a tool that changes the tool list) and measures
 //! how long each stream took to receive `notifications/tools/list_changed`.
 //!
+//! Each stream is its own HTTP/1.1 connection, or with `--http2 N` one of N streams sharing
+//! an HTTP/2 connection (h2c: the server must take HTTP/2 with prior knowledge, `smcpd --h2c`),
+//! which is how a proxy or a host multiplexing its sessions reaches a server, and how a
+//! server holds far more streams than it has file descriptors.
+//!
 //! Driven by `scripts/bench-listen`, which starts `smcpd` and raises the fd limit. Server
 //! figures come from `/proc/<pid>` (Linux only). Prints a JSON summary on stdout.
 
@@ -13,8 +18,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::Parser;
+use hyper::client::conn::http2::SendRequest;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::json;
-use smcp_bench::listen::{listen_body, meta, request, wait_for};
+use smcp_bench::listen::{h2_request, listen_body, meta, request, wait_for, wait_for_h2};
 use smcp_bench::procstat;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -66,6 +73,81 @@ struct Args {
     /// `STREAMS_PER_SOURCE` streams. Only for servers on an IPv4 loopback address.
     #[arg(long, default_value_t = 0)]
     sources: usize,
+    /// Streams per HTTP/2 connection (h2c with prior knowledge); 0: HTTP/1.1, a connection
+    /// per stream.
+    #[arg(long, default_value_t = 0)]
+    http2: usize,
+}
+
+/// An open listen stream, whatever carries it.
+enum Listen {
+    /// Its own HTTP/1.1 connection.
+    H1(TcpStream),
+    /// A stream of a shared HTTP/2 connection: its response body.
+    H2(hyper::body::Incoming),
+}
+
+impl Listen {
+    /// Waits for the next event naming `method` (see `smcp_bench::listen::wait_for`).
+    async fn wait(&mut self, pending: &mut Vec<u8>, method: &str) -> anyhow::Result<Instant> {
+        match self {
+            Self::H1(stream) => wait_for(stream, pending, method).await,
+            Self::H2(body) => wait_for_h2(body, pending, method).await,
+        }
+    }
+}
+
+/// Sends the listen request `body` on `conn` (HTTP/2) or on a new connection to `addr`
+/// (HTTP/1.1) and waits for its acknowledgement.
+async fn open(
+    addr: SocketAddr,
+    conn: Option<SendRequest<http_body_util::Full<bytes::Bytes>>>,
+    body: &serde_json::Value,
+    source: usize,
+    sources: usize,
+) -> anyhow::Result<(Listen, Vec<u8>)> {
+    let mut listen = match conn {
+        Some(mut send) => {
+            send.ready().await?;
+            let response = send.send_request(h2_request(addr, body)?).await?;
+            anyhow::ensure!(
+                response.status() == http::StatusCode::OK,
+                "refused: {}",
+                response.status()
+            );
+            Listen::H2(response.into_body())
+        }
+        None => {
+            let mut stream = connect_from(addr, source, sources).await?;
+            stream.write_all(&request(addr, body, "")).await?;
+            Listen::H1(stream)
+        }
+    };
+    let mut pending = Vec::new();
+    listen
+        .wait(&mut pending, "notifications/subscriptions/acknowledged")
+        .await?;
+    Ok((listen, pending))
+}
+
+/// `count` HTTP/2 connections (h2c, prior knowledge), the first to `addrs[0]`, the next to
+/// `addrs[1]`, and so on in turn.
+async fn h2_connections(
+    addrs: &[SocketAddr],
+    count: usize,
+    sources: usize,
+) -> anyhow::Result<Vec<SendRequest<http_body_util::Full<bytes::Bytes>>>> {
+    let mut conns = Vec::with_capacity(count);
+    for c in 0..count {
+        let tcp = connect_from(addrs[c % addrs.len()], c % sources, sources).await?;
+        let (send, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
+            .handshake(TokioIo::new(tcp))
+            .await
+            .context("HTTP/2 handshake (is the server taking h2c?)")?;
+        tokio::spawn(conn);
+        conns.push(send);
+    }
+    Ok(conns)
 }
 
 /// Streams per loopback source address when `--sources` is 0: under the 28,232 ephemeral
@@ -123,32 +205,28 @@ async fn main() -> anyhow::Result<()> {
     // stream has reported, so no connection teardown competes with the delivery being measured.
     let (at_tx, mut at_rx) = tokio::sync::mpsc::unbounded_channel::<Instant>();
     let open_start = Instant::now();
+    let conns = if args.http2 > 0 {
+        h2_connections(&args.addr, args.streams.div_ceil(args.http2), sources).await?
+    } else {
+        Vec::new()
+    };
     let mut tasks = Vec::with_capacity(args.streams);
     for i in 0..args.streams {
-        let (addr, gate, opened, failed) = (
-            args.addr[i % args.addr.len()],
-            gate.clone(),
-            opened.clone(),
-            failed.clone(),
-        );
+        // Over HTTP/2, stream i is on connection i / N, whose server is conns' i / N-th.
+        let (conn, addr) = match args.http2 {
+            0 => (None, args.addr[i % args.addr.len()]),
+            per => (
+                Some(conns[i / per].clone()),
+                args.addr[(i / per) % args.addr.len()],
+            ),
+        };
+        let (gate, opened, failed) = (gate.clone(), opened.clone(), failed.clone());
         let mut done_rx = done_rx.clone();
         let at_tx = at_tx.clone();
         tasks.push(tokio::spawn(async move {
             let body = listen_body(CLIENT, i as u64, &json!({"toolsListChanged": true}));
             let permit = gate.acquire_owned().await.ok();
-            let result = async {
-                let mut stream = connect_from(addr, i % sources, sources).await?;
-                stream.write_all(&request(addr, &body, "")).await?;
-                let mut pending = Vec::new();
-                wait_for(
-                    &mut stream,
-                    &mut pending,
-                    "notifications/subscriptions/acknowledged",
-                )
-                .await?;
-                Ok::<_, anyhow::Error>((stream, pending))
-            }
-            .await;
+            let result = open(addr, conn, &body, i % sources, sources).await;
             drop(permit);
             let (mut stream, mut pending) = match result {
                 Ok(s) => {
@@ -160,12 +238,9 @@ async fn main() -> anyhow::Result<()> {
                     return Err(e);
                 }
             };
-            let at = wait_for(
-                &mut stream,
-                &mut pending,
-                "notifications/tools/list_changed",
-            )
-            .await?;
+            let at = stream
+                .wait(&mut pending, "notifications/tools/list_changed")
+                .await?;
             let _ = at_tx.send(at);
             // Hold the connection until every stream has reported.
             let _ = done_rx.wait_for(|d| *d).await;
@@ -224,6 +299,9 @@ async fn main() -> anyhow::Result<()> {
     let summary = json!({
         "streams_requested": args.streams,
         "instances": args.addr.len(),
+        "http_version": if args.http2 > 0 { "2" } else { "1.1" },
+        "streams_per_connection": args.http2.max(1),
+        "connections": if args.http2 > 0 { conns.len() } else { open },
         "source_addresses": sources,
         "streams_open": open,
         "open_failures": failed_open,
