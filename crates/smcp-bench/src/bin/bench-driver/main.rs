@@ -782,10 +782,28 @@ fn summarise(
             (b > 0.0).then_some(c / b)
         };
         for (j, name) in names.iter().enumerate().skip(1) {
+            // The same ratios round by round (each round ran the baseline and this server
+            // back to back): how far one round's figure can be from another's.
+            let per_round = |f: fn(&Round) -> Option<f64>| -> Vec<f64> {
+                rounds[0]
+                    .iter()
+                    .zip(rounds.get(j).into_iter().flatten())
+                    .filter_map(|(b, c)| {
+                        let (b, c) = (f(b)?, f(c)?);
+                        (b > 0.0).then_some(c / b)
+                    })
+                    .collect()
+            };
+            let rps_rounds = per_round(|r| Some(r.report.rps));
+            let cpu_rounds = per_round(|r| r.cpu_us_per_req);
             ratios.push(json!({
                 "case": case.name(), "concurrency": conc, "server": name,
                 "rps": ratio(0, j, "rps"), "p99": ratio(0, j, "p99_us"),
                 "cpu_us_per_req": ratio(0, j, "cpu_us_per_req"),
+                "rps_rounds": rps_rounds,
+                "rps_min": rps_rounds.iter().copied().reduce(f64::min),
+                "rps_max": rps_rounds.iter().copied().reduce(f64::max),
+                "cpu_us_per_req_rounds": cpu_rounds,
             }));
         }
         if names.len() == 3 {

@@ -23,7 +23,7 @@ pub(crate) fn print_table(report: &Value) {
         .collect();
     let w = candidates.iter().map(|c| c.len()).fold(11, usize::max);
     println!(
-        "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>8} {:>8}",
+        "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>6} {:>6} {:>18} {:>8}",
         "case",
         "conc",
         "server",
@@ -51,13 +51,21 @@ pub(crate) fn print_table(report: &Value) {
                     && r["concurrency"] == row["concurrency"]
                     && r["server"] == row["server"]
             });
-            r.map_or_else(Default::default, |r| (fmt(&r["rps"], 2), fmt(&r["p99"], 2)))
+            r.map_or_else(Default::default, |r| {
+                let spread = match (r["rps_min"].as_f64(), r["rps_max"].as_f64()) {
+                    (Some(lo), Some(hi)) if r["rps_rounds"].as_array().map_or(0, Vec::len) > 1 => {
+                        format!(" ({lo:.2}–{hi:.2})")
+                    }
+                    _ => String::new(),
+                };
+                (format!("{}{spread}", fmt(&r["rps"], 2)), fmt(&r["p99"], 2))
+            })
         };
         let util = m["load_cpu_util"].as_f64().unwrap_or(0.0);
         load_bound |= util >= 0.9;
         noisy |= m["other_cores_max"].as_f64().unwrap_or(0.0) >= max_other;
         println!(
-            "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>8} {:>8}",
+            "{:<9} {:>5} {:<w$} {:>10} {:>9} {:>9} {:>11} {:>5}% {:>6} {:>18} {:>8}",
             row["case"].as_str().unwrap_or("?"),
             row["concurrency"].as_u64().unwrap_or(0),
             row["server"].as_str().unwrap_or("?"),
@@ -72,8 +80,9 @@ pub(crate) fn print_table(report: &Value) {
         );
     }
     println!(
-        "(medians of {} round(s); ratios are {}/baseline; `load` = CPU share of the load generator's \
-         core; `other` = cores used by anything else on the machine during the round)",
+        "(medians of {} round(s); ratios are {}/baseline, ×req/s with the lowest and highest of \
+         the rounds' own ratios; `load` = CPU share of the load generator's core; `other` = cores \
+         used by anything else on the machine during the round)",
         report["settings"]["rounds"],
         candidates.join("/baseline and ")
     );
