@@ -426,6 +426,26 @@ async fn open(browser: &Browser, inspect: &Inspect) {
         .await;
 }
 
+/// `smcp inspect --url URL` against the server `serve` starts (it returns the URL) and a
+/// browser on its page, connected, with that URL; `None`, with nothing started, when the
+/// browser tests are not wanted here (the test returns).
+async fn inspect_in_browser(serve: impl FnOnce() -> String) -> Option<(Inspect, Browser, String)> {
+    if !crate::webdriver::wanted() {
+        return None;
+    }
+    let url = serve();
+    let inspect = Inspect::http(&["--url", &url]);
+    let browser = Browser::start().await;
+    open(&browser, &inspect).await;
+    Some((inspect, browser, url))
+}
+
+/// Types `text` into the tool form's field `name`.
+async fn fill(browser: &Browser, name: &str, text: &str) {
+    let field = browser.wait(&format!("#tool-form [name=\"{name}\"]")).await;
+    browser.type_into(&field, text).await;
+}
+
 /// Selects `tool` in the tools list (through the search box, the list being virtual).
 async fn select_tool(browser: &Browser, tool: &str) {
     let search = browser.wait("#tool-search").await;
@@ -475,13 +495,9 @@ async fn call_result(browser: &Browser) -> (String, String) {
 #[tokio::test]
 #[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
 async fn browser_a_tool_form_a_call_and_the_wire() {
-    if !crate::webdriver::wanted() {
+    let Some((_inspect, browser, url)) = inspect_in_browser(smcpd).await else {
         return;
-    }
-    let url = smcpd();
-    let inspect = Inspect::http(&["--url", &url]);
-    let browser = Browser::start().await;
-    open(&browser, &inspect).await;
+    };
     browser.click_on("button.tab[data-tab=\"server\"]").await;
     browser
         .until("the discover result", "return document.querySelector('#server-json').textContent.includes('supportedVersions');")
@@ -489,8 +505,7 @@ async fn browser_a_tool_form_a_call_and_the_wire() {
     browser.screenshot(&screenshot_path("server")).await;
     browser.click_on("button.tab[data-tab=\"tools\"]").await;
     select_tool(&browser, "echo").await;
-    let field = browser.wait("#tool-form [name=\"text\"]").await;
-    browser.type_into(&field, "hello from the page").await;
+    fill(&browser, "text", "hello from the page").await;
     click_call(&browser).await;
     let (state, text) = call_result(&browser).await;
     assert_eq!(state, "ok", "{text}");
@@ -624,17 +639,12 @@ fn shell_words(line: &str) -> Vec<String> {
 #[tokio::test]
 #[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
 async fn browser_an_elicitation_a_cancelled_progress_call_and_a_listen_event() {
-    if !crate::webdriver::wanted() {
+    let Some((_inspect, browser, _)) = inspect_in_browser(smcpd).await else {
         return;
-    }
-    let url = smcpd();
-    let inspect = Inspect::http(&["--url", &url]);
-    let browser = Browser::start().await;
-    open(&browser, &inspect).await;
+    };
     // An elicitation, answered in the page.
     select_tool(&browser, "confirm_action").await;
-    let field = browser.wait("#tool-form [name=\"action\"]").await;
-    browser.type_into(&field, "deploy").await;
+    fill(&browser, "action", "deploy").await;
     click_call(&browser).await;
     browser.wait(".question[data-kind=\"elicitation\"]").await;
     browser.screenshot(&screenshot_path("elicitation")).await;
@@ -646,8 +656,7 @@ async fn browser_an_elicitation_a_cancelled_progress_call_and_a_listen_event() {
     browser.wait("#call-rounds li").await;
     // A sampling request, answered as the model.
     select_tool(&browser, "ask_llm").await;
-    let field = browser.wait("#tool-form [name=\"text\"]").await;
-    browser.type_into(&field, "what is 6 x 7?").await;
+    fill(&browser, "text", "what is 6 x 7?").await;
     click_call(&browser).await;
     let answer = browser
         .wait(".question[data-kind=\"sampling\"] textarea[name=\"text\"]")
@@ -700,13 +709,9 @@ async fn browser_an_elicitation_a_cancelled_progress_call_and_a_listen_event() {
 #[tokio::test]
 #[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
 async fn browser_a_task_followed_answered_and_cancelled() {
-    if !crate::webdriver::wanted() {
+    let Some((_inspect, browser, _)) = inspect_in_browser(smcpd_with_tasks).await else {
         return;
-    }
-    let url = smcpd_with_tasks();
-    let inspect = Inspect::http(&["--url", &url]);
-    let browser = Browser::start().await;
-    open(&browser, &inspect).await;
+    };
     select_tool(&browser, "long_job").await;
     let seconds = browser.wait("#tool-form [name=\"seconds\"]").await;
     browser.type_into(&seconds, "60").await;
@@ -737,13 +742,9 @@ async fn browser_a_task_followed_answered_and_cancelled() {
 #[tokio::test]
 #[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
 async fn browser_an_mcp_app_rendered_and_calling_back() {
-    if !crate::webdriver::wanted() {
+    let Some((_inspect, browser, _)) = inspect_in_browser(counter_app).await else {
         return;
-    }
-    let url = counter_app();
-    let inspect = Inspect::http(&["--url", &url]);
-    let browser = Browser::start().await;
-    open(&browser, &inspect).await;
+    };
     select_tool(&browser, "count").await;
     click_call(&browser).await;
     assert_eq!(call_result(&browser).await.0, "ok");
@@ -822,8 +823,7 @@ async fn browser_the_python_sdk_server_over_stdio() {
     let browser = Browser::start().await;
     open(&browser, &inspect).await;
     select_tool(&browser, "slow_echo").await;
-    let field = browser.wait("#tool-form [name=\"text\"]").await;
-    browser.type_into(&field, "from python").await;
+    fill(&browser, "text", "from python").await;
     click_call(&browser).await;
     let (state, text) = call_result(&browser).await;
     assert_eq!(state, "ok", "{text}");
@@ -954,13 +954,9 @@ async fn browser_a_thousand_tools_and_ten_thousand_wire_entries_stay_responsive(
 #[tokio::test]
 #[ignore = "browser: scripts/test's browser stage (needs Chromium)"]
 async fn browser_a_url_question_an_output_schema_and_a_file_argument() {
-    if !crate::webdriver::wanted() {
+    let Some((inspect, browser, _)) = inspect_in_browser(rare_shapes).await else {
         return;
-    }
-    let url = rare_shapes();
-    let inspect = Inspect::http(&["--url", &url]);
-    let browser = Browser::start().await;
-    open(&browser, &inspect).await;
+    };
     // URL mode: the URL is shown as text, never opened; consent is the user's.
     select_tool(&browser, "sign_in").await;
     click_call(&browser).await;
