@@ -47,8 +47,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn discover(&self) -> Result<DiscoverResult> {
-        let fut = self.request(method::DISCOVER, Map::new());
-        let v = with_timeout(self.inner.timeout, fut).await?;
+        let v = with_timeout(
+            self.inner.timeout,
+            self.request(method::DISCOVER, Map::new()),
+        )
+        .await?;
         decode(method::DISCOVER, v)
     }
 
@@ -67,8 +70,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
-        let fut = self.list_all::<Tool>(method::TOOLS_LIST, "tools");
-        let tools = with_timeout(self.inner.timeout, fut).await?;
+        let tools = with_timeout(
+            self.inner.timeout,
+            self.list_all::<Tool>(method::TOOLS_LIST, "tools"),
+        )
+        .await?;
         Ok(self.catalog().replace(tools))
     }
 
@@ -176,8 +182,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Page<Tool>> {
-        let fut = self.list_page::<Tool>(method::TOOLS_LIST, "tools", cursor);
-        let mut page = with_timeout(self.inner.timeout, fut).await?;
+        let mut page = with_timeout(
+            self.inner.timeout,
+            self.list_page::<Tool>(method::TOOLS_LIST, "tools", cursor),
+        )
+        .await?;
         page.items = if cursor.is_none() {
             self.catalog().replace(page.items)
         } else {
@@ -200,8 +209,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn list_resources_page(&self, cursor: Option<&str>) -> Result<Page<Resource>> {
-        let fut = self.list_page(method::RESOURCES_LIST, "resources", cursor);
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_page(method::RESOURCES_LIST, "resources", cursor),
+        )
+        .await
     }
 
     /// One page of `resources/templates/list` (see [`list_tools_page`](Self::list_tools_page)).
@@ -209,18 +221,24 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<Page<ResourceTemplate>> {
-        let fut = self.list_page(
-            method::RESOURCES_TEMPLATES_LIST,
-            "resourceTemplates",
-            cursor,
-        );
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_page(
+                method::RESOURCES_TEMPLATES_LIST,
+                "resourceTemplates",
+                cursor,
+            ),
+        )
+        .await
     }
 
     /// One page of `prompts/list` (see [`list_tools_page`](Self::list_tools_page)).
     pub async fn list_prompts_page(&self, cursor: Option<&str>) -> Result<Page<Prompt>> {
-        let fut = self.list_page(method::PROMPTS_LIST, "prompts", cursor);
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_page(method::PROMPTS_LIST, "prompts", cursor),
+        )
+        .await
     }
 
     /// `resources/list`, every page.
@@ -238,8 +256,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn list_resources(&self) -> Result<Vec<Resource>> {
-        let fut = self.list_all(method::RESOURCES_LIST, "resources");
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_all(method::RESOURCES_LIST, "resources"),
+        )
+        .await
     }
 
     /// `resources/templates/list`, every page.
@@ -248,8 +269,11 @@ impl Client {
     ///
     /// See [`list_resources`](Self::list_resources).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
-        let fut = self.list_all(method::RESOURCES_TEMPLATES_LIST, "resourceTemplates");
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_all(method::RESOURCES_TEMPLATES_LIST, "resourceTemplates"),
+        )
+        .await
     }
 
     /// `resources/read` (answers input requests through the installed handler).
@@ -269,10 +293,12 @@ impl Client {
         let mut params = Map::new();
         params.insert("uri".to_owned(), Value::String(uri.to_owned()));
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
-        let fut = self.request_with_input(method::RESOURCES_READ, params, None, &mut sink);
-        let v = with_timeout(self.inner.timeout, fut)
-            .await?
-            .complete(method::RESOURCES_READ)?;
+        let v = with_timeout(
+            self.inner.timeout,
+            self.request_with_input(method::RESOURCES_READ, params, None, &mut sink),
+        )
+        .await?
+        .complete(method::RESOURCES_READ)?;
         decode(method::RESOURCES_READ, v)
     }
 
@@ -289,8 +315,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
-        let fut = self.list_all(method::PROMPTS_LIST, "prompts");
-        with_timeout(self.inner.timeout, fut).await
+        with_timeout(
+            self.inner.timeout,
+            self.list_all(method::PROMPTS_LIST, "prompts"),
+        )
+        .await
     }
 
     /// `prompts/get` with string arguments.
@@ -321,10 +350,12 @@ impl Client {
             params.insert("arguments".to_owned(), Value::Object(args));
         }
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
-        let fut = self.request_with_input(method::PROMPTS_GET, params, None, &mut sink);
-        let v = with_timeout(self.inner.timeout, fut)
-            .await?
-            .complete(method::PROMPTS_GET)?;
+        let v = with_timeout(
+            self.inner.timeout,
+            self.request_with_input(method::PROMPTS_GET, params, None, &mut sink),
+        )
+        .await?
+        .complete(method::PROMPTS_GET)?;
         decode(method::PROMPTS_GET, v)
     }
 
@@ -366,8 +397,7 @@ impl Client {
             ctx.insert("arguments".to_owned(), Value::Object(args));
             params.insert("context".to_owned(), Value::Object(ctx));
         }
-        let fut = self.request(method::COMPLETE, params);
-        let v = with_timeout(self.inner.timeout, fut).await?;
+        let v = with_timeout(self.inner.timeout, self.request(method::COMPLETE, params)).await?;
         decode(method::COMPLETE, v)
     }
 }
@@ -515,7 +545,9 @@ impl ToolCall {
                         f(t);
                     }
                 };
-                let result = handle.follow(&mut notify, cancel).await?;
+                // Boxed: following a task is the rare way, and inline it would more than
+                // double every call's future.
+                let result = Box::pin(handle.follow(&mut notify, cancel)).await?;
                 client.check_output(&name, &result)?;
                 Ok(result)
             }
@@ -588,13 +620,13 @@ impl ToolCall {
         };
         let client = self.client.clone();
         let name = self.name.clone();
-        let call = async move {
+        let timeout = self.timeout;
+        let reply = within(timeout, self.cancel, async move {
             client
                 .request_with_input(method::TOOLS_CALL, params, Some(&name), &mut sink)
                 .await
-        };
-        let timeout = self.timeout;
-        let reply = within(timeout, self.cancel, call).await?;
+        })
+        .await?;
         match reply {
             Reply::Complete(v) => {
                 let result: CallToolResult = decode(method::TOOLS_CALL, v)?;

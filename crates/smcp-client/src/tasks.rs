@@ -108,8 +108,11 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Value> {
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
-        let fut = self.exchange(method_name, &params, &[], &[], &mut sink);
-        with_timeout(timeout, fut).await
+        with_timeout(
+            timeout,
+            self.exchange(method_name, &params, &[], &[], &mut sink),
+        )
+        .await
     }
 
     /// `tasks/get`: the task's current state, checked (its payload fits its status, it is the

@@ -130,15 +130,19 @@ impl Client {
         let mut renegotiated = false;
         let mut resent = 0u32;
         loop {
-            let attempt = async {
+            let span = tracing::debug_span!("mcp_request", method = %method_name, id = tracing::field::Empty);
+            // Built in place, not through a local: a local would keep a second slot for the
+            // attempt (a transport's whole request) in this future across the `await`.
+            let outcome = async {
                 let (id, mut stream) = self
                     .open(method_name, params.clone(), header_params, extra)
                     .await?;
                 tracing::Span::current().record("id", tracing::field::display(&id));
                 read_response(&mut stream, &id, sink).await
-            };
-            let span = tracing::debug_span!("mcp_request", method = %method_name, id = tracing::field::Empty);
-            match attempt.instrument(span).await {
+            }
+            .instrument(span)
+            .await;
+            match outcome {
                 Err(e)
                     if !renegotiated
                         && e.jsonrpc_code() == Some(UNSUPPORTED_PROTOCOL_VERSION)

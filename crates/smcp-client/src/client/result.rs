@@ -75,31 +75,41 @@ pub(crate) fn decode<T: DeserializeOwned>(method_name: &str, value: Value) -> Re
 }
 
 /// Runs `fut` under the call's timeout.
-pub(crate) async fn with_timeout<T>(
+///
+/// `fut` goes into a box first, so the future returned stays small however large `fut` is: a
+/// request's future holds a transport's, and each caller that held it inline would carry (and
+/// copy on every move) all of it again. Callers pass the request's future straight in, not
+/// through a local, which would keep its own slot for it across the `await`.
+pub(crate) fn with_timeout<T>(
     timeout: Option<Duration>,
     fut: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    match timeout {
-        None => fut.await,
-        Some(d) => tokio::time::timeout(d, fut)
-            .await
-            .unwrap_or_else(|_| Err(Error::new(Kind::Timeout(d)))),
+) -> impl Future<Output = Result<T>> {
+    let fut = Box::pin(fut);
+    async move {
+        match timeout {
+            None => fut.await,
+            Some(d) => tokio::time::timeout(d, fut)
+                .await
+                .unwrap_or_else(|_| Err(Error::new(Kind::Timeout(d)))),
+        }
     }
 }
 
 /// [`with_timeout`], ended early with [`Kind::Cancelled`] when `cancel` fires.
-pub(crate) async fn within<T>(
+pub(crate) fn within<T>(
     timeout: Option<Duration>,
     cancel: Option<CancellationToken>,
     fut: impl Future<Output = Result<T>>,
-) -> Result<T> {
+) -> impl Future<Output = Result<T>> {
     let bounded = with_timeout(timeout, fut);
-    match cancel {
-        None => bounded.await,
-        Some(token) => tokio::select! {
-            r = bounded => r,
-            () = token.cancelled() => Err(Error::new(Kind::Cancelled)),
-        },
+    async move {
+        match cancel {
+            None => bounded.await,
+            Some(token) => tokio::select! {
+                r = bounded => r,
+                () = token.cancelled() => Err(Error::new(Kind::Cancelled)),
+            },
+        }
     }
 }
 

@@ -206,8 +206,12 @@ impl Round {
             Some(f) => f(n),
             None => tracing::debug!(method = %n.method, "notification"),
         };
-        let exchange = client.exchange(method, &params, &header_params, &headers, &mut sink);
-        let result = within(timeout, cancel, exchange).await?;
+        let result = within(
+            timeout,
+            cancel,
+            client.exchange(method, &params, &header_params, &headers, &mut sink),
+        )
+        .await?;
         match result_kind(&result)? {
             ResultKind::Complete => Ok(RoundOutcome::Complete(result)),
             ResultKind::InputRequired => {

@@ -10,6 +10,7 @@ mod extensions;
 mod fallback;
 mod files;
 mod files_address_policy;
+mod future_sizes;
 mod misbehaving;
 mod oauth;
 mod param_headers;
