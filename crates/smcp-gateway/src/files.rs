@@ -153,6 +153,14 @@ async fn to_upstream(
     ))
 }
 
+/// Whether `result` has a file output for [`outputs`] to store.
+pub(crate) fn has_outputs(result: &CallToolResult) -> bool {
+    result
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::File(_)))
+}
+
 /// Each file output of `upstream` in `result`, stored by the gateway under its own URI (or,
 /// without a store, a text block naming it).
 pub(crate) async fn outputs(

@@ -98,9 +98,17 @@ impl ToolHandler for ToolProxy {
         Box::pin(async move {
             #[allow(unused_mut, reason = "changed only with the files feature")]
             let mut arguments = std::mem::take(&mut call.arguments);
+            // The ways of calling but the stateless one are boxed where they are taken: this
+            // future, moved into its box on every call, holds only the common way inline.
             #[cfg(feature = "files")]
             if !fields.is_empty() && call.input.round() == 0 {
-                crate::files::arguments(&call, &upstream, &fields, &mut arguments).await?;
+                Box::pin(crate::files::arguments(
+                    &call,
+                    &upstream,
+                    &fields,
+                    &mut arguments,
+                ))
+                .await?;
             }
             #[allow(unused_mut, reason = "changed only with the files feature")]
             let mut result = if upstream.stateless() {
@@ -111,14 +119,14 @@ impl ToolHandler for ToolProxy {
                     .pass(&call.ctx, Some(&call.input), method::TOOLS_CALL, params)
                     .await?
             } else if call.input.round() > 0 {
-                held.resume(&call.ctx, &call.input).await?
+                Box::pin(held.resume(&call.ctx, &call.input)).await?
             } else {
-                upstream
-                    .call_tool(&held, &call.ctx, &tool, arguments)
-                    .await?
+                Box::pin(upstream.call_tool(&held, &call.ctx, &tool, arguments)).await?
             };
             #[cfg(feature = "files")]
-            crate::files::outputs(&call, &upstream, &mut result).await?;
+            if crate::files::has_outputs(&result) {
+                Box::pin(crate::files::outputs(&call, &upstream, &mut result)).await?;
+            }
             Ok(result)
         })
     }
