@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::id::RequestId;
+use super::members::{Envelope, Members};
 use crate::JSONRPC_VERSION;
 use crate::error::ErrorObject;
 
@@ -111,31 +112,44 @@ impl ParseError {
 }
 
 impl Message {
-    /// Parses one JSON-RPC message from bytes.
+    /// Parses one JSON-RPC message from bytes, reading the object's members in one pass
+    /// ([`super::members`]): only the envelope's own become values.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, ParseError> {
-        let value: Value =
+        let members: Members =
             serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
-        Self::from_value(value)
+        Self::classify(members)
     }
 
     /// Classifies a JSON value as one JSON-RPC message.
     pub fn from_value(value: Value) -> Result<Self, ParseError> {
-        let mut obj = match value {
-            Value::Object(obj) => obj,
-            Value::Array(_) => {
+        Self::classify(Members::of_value(value))
+    }
+
+    /// The message the top level of a body makes, or exactly why it makes none.
+    fn classify(members: Members) -> Result<Self, ParseError> {
+        let envelope = match members {
+            Members::Object(envelope) => envelope,
+            Members::Array => {
                 return Err(ParseError::invalid(
                     "batches are not supported: the body must be a single JSON-RPC object",
                     None,
                 ));
             }
-            _ => {
+            Members::Scalar => {
                 return Err(ParseError::invalid(
                     "the body must be a JSON-RPC object",
                     None,
                 ));
             }
         };
-        let raw_id = obj.remove("id");
+        let Envelope {
+            jsonrpc,
+            id: raw_id,
+            method,
+            params,
+            result,
+            error,
+        } = envelope;
         let id = match &raw_id {
             None => None,
             Some(v) => match RequestId::from_value(v) {
@@ -148,16 +162,15 @@ impl Message {
                 }
             },
         };
-        match obj.get("jsonrpc") {
+        match jsonrpc {
             Some(Value::String(v)) if v == JSONRPC_VERSION => {}
             Some(_) => return Err(ParseError::invalid("\"jsonrpc\" must be \"2.0\"", id)),
             None => return Err(ParseError::invalid("\"jsonrpc\" is missing", id)),
         }
-        if let Some(method) = obj.remove("method") {
+        if let Some(method) = method {
             let Value::String(method) = method else {
                 return Err(ParseError::invalid("\"method\" must be a string", id));
             };
-            let params = obj.remove("params");
             if let Some(p) = &params
                 && !p.is_object()
             {
@@ -168,7 +181,7 @@ impl Message {
                 None => Self::Notification(Notification { method, params }),
             });
         }
-        match (obj.remove("result"), obj.remove("error")) {
+        match (result, error) {
             (Some(result), None) => match id {
                 Some(id) => Ok(Self::Result(ResultResponse { id, result })),
                 None => Err(ParseError::invalid(
@@ -286,7 +299,7 @@ fn typed_params<P: DeserializeOwned, E: de::Error>(params: Option<Value>) -> Res
 }
 
 fn classify<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Message, D::Error> {
-    Message::from_value(Value::deserialize(deserializer)?).map_err(de::Error::custom)
+    Message::classify(Members::deserialize(deserializer)?).map_err(de::Error::custom)
 }
 
 impl<'de, P: DeserializeOwned> Deserialize<'de> for Request<P> {
@@ -445,6 +458,57 @@ mod tests {
             parse(json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}})).unwrap(),
             Message::Error(ErrorResponse { id: None, .. })
         ));
+    }
+
+    /// The one-pass read of a body and the classification of its parsed value agree on every
+    /// shape, valid or not: repeated members (the last counts), escaped names, members that
+    /// are not the envelope's, every kind of top level, and JSON that does not parse.
+    #[test]
+    fn reading_bytes_and_classifying_a_value_agree() {
+        let bodies: &[&str] = &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":null}]}}"#,
+            r#"{"jsonrpc":"2.0","method":"n"}"#,
+            r#"{"jsonrpc":"2.0","id":"s","result":{"x":1},"extra":{"deep":[1,2,{"y":"z"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no","data":[1]}}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":"two","result":{}}"#,
+            r#"{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":[]}"#,
+            r#"{"json\u0072pc":"2.0","\u0069d":3,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"p"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":["m"]}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"m"}"#,
+            r#"{"id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+            r#"[]"#,
+            r#""text""#,
+            r#"12"#,
+            r#"-3.5"#,
+            r#"true"#,
+            r#"null"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"} trailing"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"other":[1,2,}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"other":"\udc00"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"other":1e400}"#,
+            r#"[1e400]"#,
+            "",
+        ];
+        for body in bodies {
+            let read = Message::from_slice(body.as_bytes());
+            let classified = serde_json::from_slice::<Value>(body.as_bytes())
+                .map_err(|e| ParseError::Json(e.to_string()))
+                .and_then(Message::from_value);
+            assert_eq!(read, classified, "{body}");
+        }
     }
 
     #[test]

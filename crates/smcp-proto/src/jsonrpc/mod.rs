@@ -22,6 +22,7 @@
 pub(crate) mod envelope;
 pub(crate) mod id;
 pub mod incoming;
+mod members;
 mod screen;
 
 pub use envelope::{
