@@ -98,8 +98,8 @@ pub(crate) async fn round(
             Value::String("gateway".to_owned()),
         );
     }
-    if let Some(level) = ctx.meta().get(meta::LOG_LEVEL) {
-        up_meta.insert(meta::LOG_LEVEL.to_owned(), level.clone());
+    if let Some(level) = ctx.meta_member(meta::LOG_LEVEL) {
+        up_meta.insert(meta::LOG_LEVEL.to_owned(), level);
     }
     params.insert("_meta".to_owned(), Value::Object(up_meta));
     let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);

@@ -268,6 +268,56 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
+/// One member of a `_meta` object (`meta`: its JSON text, which the full parser reads), parsed
+/// alone: the other members are skipped, not built. A member given more than once reads as
+/// its last occurrence, as in the full parse; `Ok(None)` when it is absent. For a reader that
+/// needs one member of `_meta` and not the map of all of it.
+pub fn member(meta: &str, name: &str) -> Result<Option<serde_json::Value>, serde_json::Error> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+    /// Whether a member's name is the one looked for (compared without being kept).
+    struct NameIs<'n>(&'n str);
+    impl<'de> DeserializeSeed<'de> for NameIs<'_> {
+        type Value = bool;
+        fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+            deserializer.deserialize_str(self)
+        }
+    }
+    impl Visitor<'_> for NameIs<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a member name")
+        }
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
+            Ok(key == self.0)
+        }
+    }
+
+    struct Find<'n>(&'n str);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<serde_json::Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(is) = map.next_key_seed(NameIs(self.0))? {
+                if is {
+                    found = Some(map.next_value()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    let mut deserializer = serde_json::Deserializer::from_str(meta);
+    let found = de::Deserializer::deserialize_map(&mut deserializer, Find(name))?;
+    deserializer.end()?;
+    Ok(found)
+}
+
 /// The string in `raw`, if it is a JSON string; borrowed unless it has escapes.
 pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
     let json = raw.get();
@@ -285,6 +335,30 @@ pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn one_member_reads_as_in_the_full_parse() {
+        let metas = [
+            r#"{"a":1,"io.modelcontextprotocol/clientCapabilities":{"x":{}},"b":[1,{"c":2}]}"#,
+            r#"{"io.modelcontextprotocol/clientCapabilities":{"x":{}},"io.modelcontextprotocol/clientCapabilities":{"y":true}}"#,
+            r#"{"io.modelcontextprotocol\/clientCapabilities":{"escaped":{}}}"#,
+            r#"{"io.modelcontextprotocol/logLevel":"debug"}"#,
+            r#"{}"#,
+        ];
+        for text in metas {
+            let full: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(text).unwrap();
+            for name in [CLIENT_CAPABILITIES, LOG_LEVEL, "b", "missing"] {
+                assert_eq!(
+                    member(text, name).unwrap(),
+                    full.get(name).cloned(),
+                    "{name} in {text}"
+                );
+            }
+        }
+        assert!(member("[1]", CLIENT_CAPABILITIES).is_err());
+        assert!(member(r#"{"a":1} x"#, "a").is_err());
+    }
 
     #[test]
     fn view_borrows_the_members() {

@@ -115,6 +115,8 @@ struct ContextInner {
     /// handlers never look).
     meta_raw: Option<Bytes>,
     meta: OnceLock<Result<Map<String, Value>, String>>,
+    /// `clientCapabilities` of `_meta`, read alone when nothing has read all of `_meta`.
+    client_capabilities: OnceLock<Option<Map<String, Value>>>,
     progress_token: Option<Value>,
     log_level: Option<LoggingLevel>,
     logging_enabled: bool,
@@ -176,6 +178,7 @@ impl RequestContext {
                 method: parts.method,
                 meta_raw,
                 meta,
+                client_capabilities: OnceLock::new(),
                 progress_token: parts.progress_token,
                 log_level: parts.log_level,
                 logging_enabled: parts.logging_enabled,
@@ -374,13 +377,49 @@ impl RequestContext {
             .map_err(String::as_str)
     }
 
+    /// One member of the request's `_meta`, as [`meta`](Self::meta) has it. Until something
+    /// reads all of `_meta`, only this member is parsed (the others are skipped), which is
+    /// what a proxy passing a member or two on needs.
+    ///
+    /// Read alone, the other members are skipped unchecked: a transport admits only a `_meta`
+    /// the full parser reads, so that cannot change the answer. Once a full read has failed,
+    /// every member reads as absent, as in [`meta`](Self::meta).
+    pub fn meta_member(&self, name: &str) -> Option<Value> {
+        match self.inner.meta.get() {
+            Some(Ok(meta)) => return meta.get(name).cloned(),
+            Some(Err(_)) => return None,
+            None => {}
+        }
+        let Some(raw) = &self.inner.meta_raw else {
+            return None;
+        };
+        match std::str::from_utf8(raw).map(|text| meta::member(text, name)) {
+            Ok(Ok(found)) => found,
+            // Not readable alone (admission rules that out): the full parse's answer.
+            _ => self.meta().get(name).cloned(),
+        }
+    }
+
     /// The `ClientCapabilities` declared on *this* request.
     pub fn client_capabilities(&self) -> &Map<String, Value> {
         static NONE: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
-        match self.meta().get(meta::CLIENT_CAPABILITIES) {
-            Some(Value::Object(caps)) => caps,
-            _ => &NONE,
+        match self.inner.meta.get() {
+            Some(Ok(meta)) => {
+                return match meta.get(meta::CLIENT_CAPABILITIES) {
+                    Some(Value::Object(caps)) => caps,
+                    _ => &NONE,
+                };
+            }
+            Some(Err(_)) => return &NONE,
+            None => {}
         }
+        let caps = self.inner.client_capabilities.get_or_init(|| {
+            match self.meta_member(meta::CLIENT_CAPABILITIES) {
+                Some(Value::Object(caps)) => Some(caps),
+                _ => None,
+            }
+        });
+        caps.as_ref().unwrap_or(&NONE)
     }
 
     /// Whether the client declared the capability at this path, e.g. `["elicitation"]` or
@@ -606,6 +645,28 @@ mod tests {
             access: None,
             server: ServerRef(None),
         })
+    }
+
+    #[test]
+    fn members_read_alone_match_the_full_parse() {
+        const RAW: &[u8] = br#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{"tools":{}}},"io.modelcontextprotocol/logLevel":"info"}"#;
+        let alone = raw_context(RAW);
+        assert!(alone.has_capability(&["sampling", "tools"]));
+        assert!(!alone.has_capability(&["roots"]));
+        let level = alone.meta_member(meta::LOG_LEVEL);
+        let caps = alone.client_capabilities().clone();
+        let full = raw_context(RAW);
+        assert!(full.try_meta().is_ok());
+        assert_eq!(&caps, full.client_capabilities());
+        assert_eq!(level, full.meta_member(meta::LOG_LEVEL));
+        assert_eq!(level, Some(json!("info")));
+        assert_eq!(alone.meta_member("absent"), None);
+        // Read alone first, then all of it: the same answers.
+        assert_eq!(
+            alone.try_meta().unwrap().get(meta::LOG_LEVEL),
+            level.as_ref()
+        );
+        assert_eq!(alone.client_capabilities(), &caps);
     }
 
     #[test]
