@@ -55,17 +55,25 @@ pub struct ErrorResponse {
 }
 
 /// Any single JSON-RPC message.
+///
+/// `R` is how a result response's `result` is held: a [`Value`] by default, or its text as
+/// sent ([`RawResult`], from [`Message::from_slice_raw`]) for a reader that decodes it into its
+/// own type in one step.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub enum Message<R = Value> {
     /// A request.
     Request(Request),
     /// A notification.
     Notification(Notification),
     /// A result response.
-    Result(ResultResponse),
+    Result(ResultResponse<R>),
     /// An error response.
     Error(ErrorResponse),
 }
+
+/// A result as the text it was sent as ([`Message::from_slice_raw`]): its JSON syntax checked,
+/// its strings and numbers checked when it is decoded.
+pub type RawResult = Box<serde_json::value::RawValue>;
 
 /// Why a body is not a single JSON-RPC message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -125,8 +133,27 @@ impl Message {
         Self::classify(Members::of_value(value))
     }
 
+    /// Serializes the message to JSON bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        // Serializing these types cannot fail: every member is plain JSON.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+impl Message<RawResult> {
+    /// [`Message::from_slice`], with a result response's `result` kept as its text: read by a
+    /// client that decodes each result straight into its type, without a [`Value`] between.
+    /// The rest of the message is read and checked as by [`Message::from_slice`].
+    pub fn from_slice_raw(bytes: &[u8]) -> Result<Self, ParseError> {
+        let members: Members<RawResult> =
+            serde_json::from_slice(bytes).map_err(|e| ParseError::Json(e.to_string()))?;
+        Self::classify(members)
+    }
+}
+
+impl<R> Message<R> {
     /// The message the top level of a body makes, or exactly why it makes none.
-    fn classify(members: Members) -> Result<Self, ParseError> {
+    fn classify(members: Members<R>) -> Result<Self, ParseError> {
         let envelope = match members {
             Members::Object(envelope) => envelope,
             Members::Array => {
@@ -205,12 +232,6 @@ impl Message {
             )),
         }
     }
-
-    /// Serializes the message to JSON bytes.
-    pub fn to_vec(&self) -> Vec<u8> {
-        // Serializing these types cannot fail: every member is plain JSON.
-        serde_json::to_vec(self).unwrap_or_default()
-    }
 }
 
 impl<P: Serialize> Serialize for Request<P> {
@@ -260,7 +281,7 @@ impl Serialize for ErrorResponse {
     }
 }
 
-impl Serialize for Message {
+impl<R: Serialize> Serialize for Message<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Request(m) => m.serialize(serializer),
@@ -463,51 +484,85 @@ mod tests {
     /// The one-pass read of a body and the classification of its parsed value agree on every
     /// shape, valid or not: repeated members (the last counts), escaped names, members that
     /// are not the envelope's, every kind of top level, and JSON that does not parse.
+    /// Bodies of every shape, well and badly formed.
+    const BODIES: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":null}]}}"#,
+        r#"{"jsonrpc":"2.0","method":"n"}"#,
+        r#"{"jsonrpc":"2.0","id":"s","result":{"x":1},"extra":{"deep":[1,2,{"y":"z"}]}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no","data":[1]}}"#,
+        r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":"two","result":{}}"#,
+        r#"{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"result":[]}"#,
+        r#"{"json\u0072pc":"2.0","\u0069d":3,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"p"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":["m"]}"#,
+        r#"{"jsonrpc":2,"id":1,"method":"m"}"#,
+        r#"{"id":1,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1}"#,
+        r#"{}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+        r#"[]"#,
+        r#""text""#,
+        r#"12"#,
+        r#"-3.5"#,
+        r#"true"#,
+        r#"null"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m"} trailing"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"other":[1,2,}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"other":"\udc00"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{},"other":1e400}"#,
+        r#"[1e400]"#,
+        "",
+    ];
+
     #[test]
     fn reading_bytes_and_classifying_a_value_agree() {
-        let bodies: &[&str] = &[
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":null}]}}"#,
-            r#"{"jsonrpc":"2.0","method":"n"}"#,
-            r#"{"jsonrpc":"2.0","id":"s","result":{"x":1},"extra":{"deep":[1,2,{"y":"z"}]}}"#,
-            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no","data":[1]}}"#,
-            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"id":"two","result":{}}"#,
-            r#"{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":[]}"#,
-            r#"{"json\u0072pc":"2.0","\u0069d":3,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"p"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":["m"]}"#,
-            r#"{"jsonrpc":2,"id":1,"method":"m"}"#,
-            r#"{"id":1,"method":"m"}"#,
-            r#"{"jsonrpc":"2.0","id":1}"#,
-            r#"{}"#,
-            r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
-            r#"[]"#,
-            r#""text""#,
-            r#"12"#,
-            r#"-3.5"#,
-            r#"true"#,
-            r#"null"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"m""#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"m"} trailing"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"other":[1,2,}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"other":"\udc00"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"other":1e400}"#,
-            r#"[1e400]"#,
-            "",
-        ];
-        for body in bodies {
+        for body in BODIES {
             let read = Message::from_slice(body.as_bytes());
             let classified = serde_json::from_slice::<Value>(body.as_bytes())
                 .map_err(|e| ParseError::Json(e.to_string()))
                 .and_then(Message::from_value);
             assert_eq!(read, classified, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_result_read_as_text_decodes_to_what_the_full_read_gives() {
+        for body in BODIES {
+            let read = Message::from_slice(body.as_bytes());
+            let raw = Message::from_slice_raw(body.as_bytes()).map(|m| match m {
+                Message::Result(r) => Message::Result(ResultResponse {
+                    id: r.id,
+                    result: serde_json::from_str::<Value>(r.result.get())
+                        .expect("the text of a result is JSON"),
+                }),
+                Message::Request(r) => Message::Request(r),
+                Message::Notification(n) => Message::Notification(n),
+                Message::Error(e) => Message::Error(e),
+            });
+            assert_eq!(raw, read, "{body}");
+        }
+        // What the text is checked for only when it is decoded: the full read refuses these.
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"t":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"n":1e400}}"#,
+        ] {
+            assert!(Message::from_slice(body.as_bytes()).is_err(), "{body}");
+            let Ok(Message::Result(r)) = Message::from_slice_raw(body.as_bytes()) else {
+                panic!("{body}: read as a result");
+            };
+            assert!(
+                serde_json::from_str::<Value>(r.result.get()).is_err(),
+                "{body}"
+            );
         }
     }
 
@@ -548,7 +603,7 @@ mod tests {
 
     #[test]
     fn error_response_serializes_without_id_when_unknown() {
-        let m = Message::Error(ErrorResponse {
+        let m: Message = Message::Error(ErrorResponse {
             id: None,
             error: ErrorObject::parse_error("Parse error"),
         });

@@ -26,7 +26,8 @@ mod members;
 mod screen;
 
 pub use envelope::{
-    ErrorResponse, Message, Notification, ParseError, Request, ResultResponse, notification,
+    ErrorResponse, Message, Notification, ParseError, RawResult, Request, ResultResponse,
+    notification,
 };
 pub use id::RequestId;
 pub use incoming::{ClientRequest, Incoming, IncomingRequest, InvalidParams};
