@@ -382,22 +382,94 @@ impl ContentBlock {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        match str_member(&value, "type") {
-            Some("text") => from_value(value).map(Self::Text),
-            Some("image") => from_value(value).map(Self::Image),
-            Some("audio") => from_value(value).map(Self::Audio),
-            Some("resource_link") => from_value(value).map(Self::ResourceLink),
-            Some("resource") => from_value(value).map(Self::Resource),
-            Some("file") => from_value(value).map(Self::File),
-            Some(other) => Err(de::Error::custom(format!(
+        deserializer.deserialize_any(BlockVisitor)
+    }
+}
+
+/// The error for a block without a string `type`.
+fn missing_type<E: de::Error>() -> E {
+    E::custom("content block is missing a string \"type\"")
+}
+
+impl ContentBlock {
+    /// The block of type `tag`, its other members read by `rest`.
+    fn of_type<'de, D: Deserializer<'de>>(tag: &str, rest: D) -> Result<Self, D::Error> {
+        match tag {
+            "text" => TextContent::deserialize(rest).map(Self::Text),
+            "image" => ImageContent::deserialize(rest).map(Self::Image),
+            "audio" => AudioContent::deserialize(rest).map(Self::Audio),
+            "resource_link" => ResourceLink::deserialize(rest).map(Self::ResourceLink),
+            "resource" => EmbeddedResource::deserialize(rest).map(Self::Resource),
+            "file" => crate::ext::files::FileContent::deserialize(rest).map(Self::File),
+            other => Err(de::Error::custom(format!(
                 "unknown content block type {other:?} (expected text, image, audio, \
                  resource_link, resource or file)"
             ))),
-            None => Err(de::Error::custom(
-                "content block is missing a string \"type\"",
-            )),
         }
+    }
+}
+
+/// A block's first member name: `type`, or another, kept.
+enum FirstName {
+    Type,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for FirstName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl de::Visitor<'_> for Name {
+            type Value = FirstName;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<FirstName, E> {
+                Ok(if name == "type" {
+                    FirstName::Type
+                } else {
+                    FirstName::Other(name.to_owned())
+                })
+            }
+        }
+        deserializer.deserialize_identifier(Name)
+    }
+}
+
+/// Reads a [`ContentBlock`]. When `type` is its first member, as every SDK writes it, the
+/// block's own type reads the other members straight from the input; otherwise the block is
+/// read whole first and its `type` looked up. (A `type` given twice reads as its first on
+/// the one way and its last on the other: JSON leaves a repeated name's meaning open.)
+struct BlockVisitor;
+
+impl<'de> de::Visitor<'de> for BlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a content block: an object with a string \"type\"")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        let first = match map.next_key::<FirstName>()? {
+            None => return Err(missing_type()),
+            Some(FirstName::Type) => {
+                let Value::String(tag) = map.next_value::<Value>()? else {
+                    return Err(missing_type());
+                };
+                return ContentBlock::of_type(&tag, de::value::MapAccessDeserializer::new(map));
+            }
+            Some(FirstName::Other(name)) => name,
+        };
+        let mut whole = Map::new();
+        whole.insert(first, map.next_value()?);
+        while let Some((name, value)) = map.next_entry::<String, Value>()? {
+            whole.insert(name, value);
+        }
+        let whole = Value::Object(whole);
+        let Some(tag) = str_member(&whole, "type") else {
+            return Err(missing_type());
+        };
+        let tag = tag.to_owned();
+        ContentBlock::of_type(&tag, whole).map_err(de::Error::custom)
     }
 }
 
@@ -486,6 +558,55 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_block_reads_the_same_whether_type_comes_first_or_not() {
+        let blocks = [
+            json!({"type": "text", "text": "hi", "annotations": {"priority": 0.5}, "_meta": {"k": 1}}),
+            json!({"type": "image", "data": "AAE=", "mimeType": "image/png"}),
+            json!({"type": "audio", "data": "AAE=", "mimeType": "audio/wav"}),
+            json!({"type": "resource_link", "uri": "a://x", "name": "x"}),
+            json!({"type": "resource", "resource": {"uri": "a://x", "text": "t"}}),
+        ];
+        for block in blocks {
+            let Value::Object(first) = block else {
+                unreachable!()
+            };
+            // The same members with `type` last.
+            let mut last: Vec<(String, Value)> = first.clone().into_iter().collect();
+            last.rotate_left(1);
+            let last: Map<String, Value> = last.into_iter().collect();
+            for text in [
+                serde_json::to_string(&first).unwrap(),
+                serde_json::to_string(&last).unwrap(),
+            ] {
+                let read: ContentBlock = serde_json::from_str(&text).unwrap();
+                let by_value: ContentBlock =
+                    serde_json::from_value(Value::Object(first.clone())).unwrap();
+                assert_eq!(read, by_value, "{text}");
+                assert_eq!(
+                    serde_json::to_value(&read).unwrap(),
+                    Value::Object(first.clone()),
+                    "{text}"
+                );
+            }
+        }
+        for (text, names) in [
+            (r#"{"type":"video","data":""}"#, "\"video\""),
+            (r#"{"data":"","type":"video"}"#, "\"video\""),
+            (r#"{"type":7,"text":"x"}"#, "\"type\""),
+            (r#"{"text":"x","type":null}"#, "\"type\""),
+            (r#"{"text":"x"}"#, "\"type\""),
+            (r#"{}"#, "\"type\""),
+            (r#""text""#, "\"type\""),
+            (r#"{"type":"text"}"#, "text"),
+        ] {
+            let err = serde_json::from_str::<ContentBlock>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(names), "{text}: {err}");
+        }
     }
 
     #[test]
