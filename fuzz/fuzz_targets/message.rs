@@ -1,5 +1,7 @@
 //! The full message parse: `Incoming::parse` classifies every body as the precise parser
-//! does, never panics, and a parsed message serializes and parses back to itself.
+//! does, never panics, and a parsed message serializes and parses back to itself. The
+//! client's reading, a result kept as its text (`Message::from_slice_raw`), takes every body
+//! the full parse takes, as the same message once its result is decoded.
 
 #![no_main]
 
@@ -46,6 +48,25 @@ fuzz_target!(|data: &[u8]| {
             let _ = a.to_error_object();
         }
         (a, b) => panic!("Incoming::parse {a:?} but Message::from_slice {b:?}"),
+    }
+    let raw = Message::from_slice_raw(data);
+    match (&message, raw) {
+        (Ok(Message::Result(m)), Ok(Message::Result(r))) => {
+            assert_eq!(m.id, r.id);
+            let decoded: Value = serde_json::from_str(r.result.get())
+                .unwrap_or_else(|e| panic!("a result the full parse read does not decode: {e}"));
+            assert_eq!(decoded, m.result);
+        }
+        (Ok(Message::Request(m)), Ok(Message::Request(r))) => assert_eq!(m, &r),
+        (Ok(Message::Notification(m)), Ok(Message::Notification(r))) => assert_eq!(m, &r),
+        (Ok(Message::Error(m)), Ok(Message::Error(r))) => assert_eq!(m, &r),
+        // What the text of a result is not checked for until it is decoded: then it fails.
+        (Err(_), Ok(Message::Result(r))) => assert!(
+            serde_json::from_str::<Value>(r.result.get()).is_err(),
+            "the full parse refused a body whose result decodes"
+        ),
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!("Message::from_slice {a:?} but Message::from_slice_raw {b:?}"),
     }
     if let Ok(message) = message {
         let bytes = message.to_vec();

@@ -52,7 +52,7 @@ impl Client {
             self.request(method::DISCOVER, Map::new()),
         )
         .await?;
-        decode(method::DISCOVER, v)
+        decode(method::DISCOVER, &v)
     }
 
     /// `tools/list`, every page. Tools with invalid `x-mcp-header` annotations are dropped
@@ -299,7 +299,7 @@ impl Client {
         )
         .await?
         .complete(method::RESOURCES_READ)?;
-        decode(method::RESOURCES_READ, v)
+        decode(method::RESOURCES_READ, &v)
     }
 
     /// `prompts/list`, every page.
@@ -356,7 +356,7 @@ impl Client {
         )
         .await?
         .complete(method::PROMPTS_GET)?;
-        decode(method::PROMPTS_GET, v)
+        decode(method::PROMPTS_GET, &v)
     }
 
     /// `completion/complete` for one argument of a prompt or resource template.
@@ -398,7 +398,7 @@ impl Client {
             params.insert("context".to_owned(), Value::Object(ctx));
         }
         let v = with_timeout(self.inner.timeout, self.request(method::COMPLETE, params)).await?;
-        decode(method::COMPLETE, v)
+        decode(method::COMPLETE, &v)
     }
 }
 
@@ -629,7 +629,7 @@ impl ToolCall {
         .await?;
         match reply {
             Reply::Complete(v) => {
-                let result: CallToolResult = decode(method::TOOLS_CALL, v)?;
+                let result: CallToolResult = decode(method::TOOLS_CALL, &v)?;
                 self.client.check_output(&self.name, &result)?;
                 Ok(ToolCallOutcome::Complete(result))
             }

@@ -16,7 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smcp_proto::jsonrpc::RawResult;
 use smcp_proto::messages::method;
 use tokio::time::Instant;
 
@@ -50,8 +53,20 @@ struct Key {
 
 #[derive(Debug, Clone)]
 struct Entry {
-    value: Value,
+    /// The result as the server sent it.
+    value: RawResult,
     expires: Instant,
+}
+
+/// The members of a result the rules read; the rest is not decoded.
+#[derive(Deserialize)]
+struct Rules {
+    #[serde(rename = "resultType")]
+    result_type: Option<Value>,
+    #[serde(rename = "ttlMs")]
+    ttl_ms: Option<Value>,
+    #[serde(rename = "cacheScope")]
+    cache_scope: Option<Value>,
 }
 
 /// The methods whose results are cacheable.
@@ -94,7 +109,7 @@ impl Cache {
         method_name: &str,
         params: &Map<String, Value>,
         context: &str,
-    ) -> Option<Value> {
+    ) -> Option<RawResult> {
         if !cacheable(method_name) {
             return None;
         }
@@ -124,7 +139,7 @@ impl Cache {
         method_name: &str,
         params: &Map<String, Value>,
         context: &str,
-        result: &Value,
+        result: &RawValue,
     ) {
         if !cacheable(method_name) {
             return;
@@ -132,13 +147,16 @@ impl Cache {
         let Some(params) = params_key(params) else {
             return;
         };
+        let Ok(rules) = serde_json::from_str::<Rules>(result.get()) else {
+            return;
+        };
         if !matches!(
-            result.get("resultType").and_then(Value::as_str),
-            None | Some("complete")
+            rules.result_type.as_ref().map(Value::as_str),
+            None | Some(Some("complete"))
         ) {
             return;
         }
-        let ttl = match result.get("ttlMs") {
+        let ttl = match rules.ttl_ms {
             Some(Value::Number(n)) => n
                 .as_u64()
                 .or_else(|| n.as_f64().filter(|f| *f > 0.0).map(|f| f as u64))
@@ -148,7 +166,7 @@ impl Cache {
         if ttl == 0 {
             return;
         }
-        let public = result.get("cacheScope").and_then(Value::as_str) == Some("public");
+        let public = rules.cache_scope.as_ref().and_then(Value::as_str) == Some("public");
         let key = Key {
             method: method_name.to_owned(),
             params,
@@ -162,7 +180,7 @@ impl Cache {
         self.lock().insert(
             key,
             Entry {
-                value: result.clone(),
+                value: result.to_owned(),
                 expires,
             },
         );
@@ -240,11 +258,11 @@ impl Cache {
             .flatten()
             .take(MAX_RESTORED)
         {
-            let (Some(m), Some(params), Some(expires), Some(result)) = (
+            let (Some(m), Some(params), Some(expires), Some(Ok(result))) = (
                 e.get("method").and_then(Value::as_str),
                 e.get("params").and_then(Value::as_str),
                 e.get("expiresAtMs").and_then(Value::as_u64),
-                e.get("result"),
+                e.get("result").map(serde_json::value::to_raw_value),
             ) else {
                 continue;
             };
@@ -263,7 +281,7 @@ impl Cache {
                     },
                 },
                 Entry {
-                    value: result.clone(),
+                    value: result,
                     expires: now + Duration::from_millis(expires - wall),
                 },
             );
@@ -298,6 +316,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The text a server would send for `v`.
+    fn raw(v: &Value) -> RawResult {
+        serde_json::value::to_raw_value(v).unwrap()
+    }
+
+    /// A cached result, read back as a value.
+    fn value(r: Option<RawResult>) -> Option<Value> {
+        r.map(|r| serde_json::from_str(r.get()).unwrap())
+    }
+
     fn obj(v: Value) -> Map<String, Value> {
         match v {
             Value::Object(m) => m,
@@ -311,36 +339,40 @@ mod tests {
         let p = obj(json!({"_meta": {"a": 1}}));
         let r =
             json!({"resultType": "complete", "tools": [], "ttlMs": 1000, "cacheScope": "private"});
-        cache.put("tools/list", &p, "alice", &r);
+        cache.put("tools/list", &p, "alice", &raw(&r));
         assert_eq!(
-            cache.get("tools/list", &obj(json!({})), "alice"),
+            value(cache.get("tools/list", &obj(json!({})), "alice")),
             Some(r.clone())
         );
         assert_eq!(
-            cache.get("tools/list", &p, "bob"),
+            value(cache.get("tools/list", &p, "bob")),
             None,
             "private is per context"
         );
-        assert_eq!(cache.get("prompts/list", &p, "alice"), None, "other method");
         assert_eq!(
-            cache.get("tools/list", &obj(json!({"cursor": "x"})), "alice"),
+            value(cache.get("prompts/list", &p, "alice")),
+            None,
+            "other method"
+        );
+        assert_eq!(
+            value(cache.get("tools/list", &obj(json!({"cursor": "x"})), "alice")),
             None
         );
         tokio::time::advance(Duration::from_millis(1001)).await;
-        assert_eq!(cache.get("tools/list", &p, "alice"), None, "expired");
+        assert_eq!(value(cache.get("tools/list", &p, "alice")), None, "expired");
 
         let public = json!({"resultType": "complete", "contents": [], "ttlMs": 1000, "cacheScope": "public"});
         let read = obj(json!({"uri": "a://x"}));
-        cache.put("resources/read", &read, "alice", &public);
+        cache.put("resources/read", &read, "alice", &raw(&public));
         assert!(
-            cache.get("resources/read", &read, "bob").is_some(),
+            value(cache.get("resources/read", &read, "bob")).is_some(),
             "public is shared"
         );
         cache.on_notification(
             "notifications/resources/updated",
             Some(&json!({"uri": "a://x"})),
         );
-        assert!(cache.get("resources/read", &read, "bob").is_none());
+        assert!(value(cache.get("resources/read", &read, "bob")).is_none());
     }
 
     #[test]
@@ -349,17 +381,20 @@ mod tests {
         let p = obj(json!({}));
         let private = json!({"tools": [], "ttlMs": 60_000, "cacheScope": "private"});
         let public = json!({"prompts": [], "ttlMs": 60_000, "cacheScope": "public"});
-        cache.put("tools/list", &p, "Bearer secret", &private);
-        cache.put("prompts/list", &p, "Bearer secret", &public);
-        cache.put("resources/list", &p, "other", &private);
+        cache.put("tools/list", &p, "Bearer secret", &raw(&private));
+        cache.put("prompts/list", &p, "Bearer secret", &raw(&public));
+        cache.put("resources/list", &p, "other", &raw(&private));
         let snap = cache.snapshot("Bearer secret");
         assert!(!snap.to_string().contains("secret"), "{snap}");
         assert_eq!(snap["entries"].as_array().unwrap().len(), 2, "{snap}");
         let restored = Cache::new();
         assert_eq!(restored.restore("ctx", &snap), 2);
-        assert_eq!(restored.get("tools/list", &p, "ctx"), Some(private));
-        assert_eq!(restored.get("tools/list", &p, "another"), None);
-        assert_eq!(restored.get("prompts/list", &p, "another"), Some(public));
+        assert_eq!(value(restored.get("tools/list", &p, "ctx")), Some(private));
+        assert_eq!(value(restored.get("tools/list", &p, "another")), None);
+        assert_eq!(
+            value(restored.get("prompts/list", &p, "another")),
+            Some(public)
+        );
         let mut stale = snap;
         stale["entries"][0]["expiresAtMs"] = json!(1);
         stale["entries"][1]["method"] = json!("tools/call");
@@ -371,26 +406,26 @@ mod tests {
         let cache = Cache::new();
         let retry = obj(json!({"uri": "a://x", "requestState": "s"}));
         let ok = json!({"contents": [], "ttlMs": 1000});
-        cache.put("resources/read", &retry, "", &ok);
+        cache.put("resources/read", &retry, "", &raw(&ok));
         cache.put(
             "resources/read",
             &obj(json!({})),
             "",
-            &json!({"contents": [], "ttlMs": -5}),
+            &raw(&json!({"contents": [], "ttlMs": -5})),
         );
         cache.put(
             "resources/read",
             &obj(json!({})),
             "",
-            &json!({"contents": []}),
+            &raw(&json!({"contents": []})),
         );
         cache.put(
             "resources/read",
             &obj(json!({})),
             "",
-            &json!({"resultType": "input_required", "ttlMs": 1000}),
+            &raw(&json!({"resultType": "input_required", "ttlMs": 1000})),
         );
-        cache.put("tools/call", &obj(json!({})), "", &ok);
+        cache.put("tools/call", &obj(json!({})), "", &raw(&ok));
         assert!(cache.is_empty());
     }
 }

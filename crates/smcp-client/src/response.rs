@@ -3,7 +3,8 @@
 //! all of them.
 
 use serde_json::Value;
-use smcp_proto::jsonrpc::{Message, Notification, RequestId};
+use serde_json::value::RawValue;
+use smcp_proto::jsonrpc::{Message, Notification, RawResult, RequestId};
 
 use crate::error::{Error, Kind, Result};
 use crate::transport::ResponseStream;
@@ -11,12 +12,20 @@ use crate::transport::ResponseStream;
 /// Receives the notifications that arrive on a request's response stream.
 pub(crate) type Sink<'a> = &'a mut (dyn FnMut(Notification) + Send);
 
-/// Reads messages until the response to `id`, passing notifications to `sink`.
+/// A result's text as a [`Value`], for the readers that work on one (the handshakes of the
+/// older revisions and their own requests).
+pub(crate) fn value_of(result: &RawValue) -> Result<Value> {
+    serde_json::from_str(result.get())
+        .map_err(|e| Error::protocol(format!("the result is not valid JSON: {e}")))
+}
+
+/// Reads messages until the response to `id`, passing notifications to `sink`; its result as
+/// sent, for the caller to decode into its type ([`crate::client::decode`]).
 pub(crate) async fn read_response(
     stream: &mut ResponseStream,
     id: &RequestId,
     sink: Sink<'_>,
-) -> Result<Value> {
+) -> Result<RawResult> {
     loop {
         match stream.next_message().await? {
             None => return Err(Error::new(Kind::StreamBroken)),

@@ -5,13 +5,20 @@
 //! answers go up with the upstream's state. Any instance sharing the gateway's keys can take
 //! the retry.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smcp_client::{Client, RoundOutcome};
-use smcp_proto::jsonrpc::Notification;
+use smcp_proto::basic::Meta;
+use smcp_proto::jsonrpc::{Notification, RawResult};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::patterns::progress::ProgressNotificationParams;
+use smcp_proto::server::prompts::GetPromptResult;
+use smcp_proto::server::resources::ReadResourceResult;
+use smcp_proto::server::tools::CallToolResult;
+use smcp_proto::server::utilities::completion::CompleteResult;
 use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use smcp_server::mrtr::{Input, InputRequired};
 use smcp_server::{HandlerError, RequestContext};
@@ -42,9 +49,10 @@ struct PassedState {
 /// What a passed-through round ended with, for the client.
 #[derive(Debug)]
 pub(crate) enum Passed {
-    /// The result, as the upstream sent it.
-    Complete(Value),
-    /// A `CreateTaskResult` (only when `tasks` allowed it), as the upstream sent it.
+    /// The result, as the upstream sent it: [`ours`] decodes it as the gateway's answer.
+    Complete(RawResult),
+    /// A `CreateTaskResult` (only when `tasks` allowed it), as the upstream sent it but for
+    /// its `serverInfo`.
     Task(Value),
 }
 
@@ -91,43 +99,62 @@ pub(crate) async fn round(
             params.insert("requestState".to_owned(), Value::String(upstream_state));
         }
     }
+    // Progress and log notifications go up only where the client asked for them; without
+    // either the upstream sends none (a log line needs `logLevel`: logging.mdx), and the
+    // round has nothing to pass on.
     let mut up_meta = Map::new();
-    if ctx.progress_token().is_some() {
+    let progress = ctx.progress_token().is_some();
+    if progress {
         up_meta.insert(
             meta::PROGRESS_TOKEN.to_owned(),
             Value::String("gateway".to_owned()),
         );
     }
-    if let Some(level) = ctx.meta_member(meta::LOG_LEVEL) {
-        up_meta.insert(meta::LOG_LEVEL.to_owned(), level);
+    let level = ctx.log_level();
+    if let Some(level) = level {
+        up_meta.insert(meta::LOG_LEVEL.to_owned(), Value::from(level.as_str()));
     }
     params.insert("_meta".to_owned(), Value::Object(up_meta));
-    let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);
     let mut round = client.round(method_name, Value::Object(params))?;
     if let Some(bearer) = &bearer {
         round = round.bearer_token(bearer)?;
     }
-    let sent = round
+    let round = round
         .client_capabilities_json(capabilities_of(ctx, tasks, files))
-        .cancellation(ctx.cancellation_token())
-        .on_notification(move |n| {
-            let _ = tx.try_send(n);
-        })
-        .send();
-    tokio::pin!(sent);
-    let outcome = loop {
-        tokio::select! {
-            biased;
-            Some(n) = rx.recv() => pass_on(ctx, n).await,
-            outcome = &mut sent => break outcome?,
+        .cancellation(ctx.cancellation_token());
+    let outcome = if progress || level.is_some() {
+        let (tx, mut rx) = mpsc::channel::<Notification>(NOTIFICATION_ROOM);
+        let sent = round
+            .on_notification(move |n| {
+                let _ = tx.try_send(n);
+            })
+            .send();
+        tokio::pin!(sent);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                Some(n) = rx.recv() => pass_on(ctx, n).await,
+                outcome = &mut sent => break outcome?,
+            }
+        };
+        while let Ok(n) = rx.try_recv() {
+            pass_on(ctx, n).await;
         }
+        outcome
+    } else {
+        round.send().await?
     };
-    while let Ok(n) = rx.try_recv() {
-        pass_on(ctx, n).await;
-    }
     Ok(match outcome {
-        RoundOutcome::Complete(result) => Ok(Passed::Complete(as_ours(result))),
-        RoundOutcome::Task(created) => Ok(Passed::Task(as_ours(created))),
+        RoundOutcome::Complete(result) => Ok(Passed::Complete(result)),
+        RoundOutcome::Task(created) => match ours_value(&created) {
+            Ok(created) => Ok(Passed::Task(created)),
+            Err(e) => Err(HandlerError::internal(format!(
+                "{method_name}: a malformed CreateTaskResult from the upstream (at line {} \
+                 column {})",
+                e.line(),
+                e.column()
+            ))),
+        },
         RoundOutcome::InputRequired(asked) => {
             let requests = asked.input_requests.unwrap_or_default();
             let state = PassedState {
@@ -148,8 +175,51 @@ pub(crate) async fn round(
     })
 }
 
-/// An upstream's result without the upstream's `serverInfo` in its `_meta`: the gateway
-/// answers, and puts its own.
+/// A result the gateway answers with as its own, decoded from an upstream's: the upstream's
+/// `serverInfo` comes out of its `_meta` (the gateway puts its own).
+pub(crate) trait Answer: DeserializeOwned {
+    /// The result's `_meta`.
+    fn meta_mut(&mut self) -> &mut Option<Meta>;
+}
+
+macro_rules! answers {
+    ($($result:ty),*) => {$(
+        impl Answer for $result {
+            fn meta_mut(&mut self) -> &mut Option<Meta> {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+
+answers!(
+    CallToolResult,
+    GetPromptResult,
+    ReadResourceResult,
+    CompleteResult
+);
+
+/// An upstream's result decoded straight from its text as `T`, without the upstream's
+/// `serverInfo`.
+pub(crate) fn ours<T: Answer>(result: &RawValue) -> Result<T, serde_json::Error> {
+    let mut answer: T = serde_json::from_str(result.get())?;
+    let meta = answer.meta_mut();
+    if let Some(m) = meta {
+        m.remove(meta::SERVER_INFO);
+        if m.is_empty() {
+            *meta = None;
+        }
+    }
+    Ok(answer)
+}
+
+/// [`ours`] as a value, for the answers the gateway relays without a type of its own (the
+/// task methods').
+pub(crate) fn ours_value(result: &RawValue) -> Result<Value, serde_json::Error> {
+    serde_json::from_str(result.get()).map(as_ours)
+}
+
+/// A result value without the upstream's `serverInfo` in its `_meta`.
 fn as_ours(mut result: Value) -> Value {
     if let Some(Value::Object(meta)) = result.get_mut("_meta") {
         meta.remove(meta::SERVER_INFO);
@@ -198,5 +268,36 @@ async fn pass_on(ctx: &RequestContext, n: Notification) {
             }
         }
         other => tracing::debug!(method = other, "upstream notification not passed on"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> RawResult {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn an_upstream_result_is_ours_without_its_server_info() {
+        let info = r#""io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}"#;
+        let only = format!(r#"{{"content":[{{"type":"text","text":"hi"}}],"_meta":{{{info}}}}}"#);
+        let result: CallToolResult = ours(&raw(&only)).unwrap();
+        assert_eq!(result.meta, None);
+        assert_eq!(result.content[0].as_text(), Some("hi"));
+        let more = format!(r#"{{"content":[],"_meta":{{"k":1,{info}}}}}"#);
+        let result: CallToolResult = ours(&raw(&more)).unwrap();
+        assert_eq!(
+            serde_json::to_value(result.meta).unwrap(),
+            serde_json::json!({"k": 1})
+        );
+        let value = ours_value(&raw(&more)).unwrap();
+        assert_eq!(value, serde_json::json!({"content": [], "_meta": {"k": 1}}));
+        assert_eq!(
+            ours_value(&raw(&only)).unwrap(),
+            serde_json::json!({"content": [{"type": "text", "text": "hi"}]})
+        );
+        assert!(ours::<CallToolResult>(&raw(r#"{"content":7}"#)).is_err());
     }
 }

@@ -22,7 +22,7 @@ use smcp_server::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::passthrough::Passed;
+use crate::passthrough::{Passed, ours, ours_value};
 use crate::task_listen::{Followed, MAX_LISTEN_TASK_IDS, topic};
 use crate::upstream::Upstream;
 
@@ -154,7 +154,13 @@ impl Extension for TasksThrough {
                     other => ErrorObject::internal(other.to_string()),
                 })?;
             match passed {
-                Passed::Complete(value) => object(method, qualify(upstream.name(), value)),
+                Passed::Complete(raw) => match ours_value(&raw) {
+                    Ok(value) => object(method, qualify(upstream.name(), value)),
+                    Err(_) => Err(ErrorObject::internal(format!(
+                        "upstream {:?} sent a malformed {method} answer",
+                        upstream.name()
+                    ))),
+                },
                 Passed::Task(_) => Err(ErrorObject::internal(format!(
                     "upstream {:?} answered {method} with a task",
                     upstream.name()
@@ -261,18 +267,17 @@ impl Extension for TasksThrough {
                     )
                     .await?;
                 match passed {
-                    Passed::Complete(value) => {
+                    Passed::Complete(raw) => {
                         #[allow(unused_mut, reason = "changed only with the files feature")]
-                        let mut result =
-                            serde_json::from_value::<CallToolResult>(value).map_err(|e| {
-                                HandlerError::internal(format!(
-                                    "upstream {:?} sent a malformed tools/call result (at line \
+                        let mut result = ours::<CallToolResult>(&raw).map_err(|e| {
+                            HandlerError::internal(format!(
+                                "upstream {:?} sent a malformed tools/call result (at line \
                                      {} column {})",
-                                    route.upstream.name(),
-                                    e.line(),
-                                    e.column()
-                                ))
-                            })?;
+                                route.upstream.name(),
+                                e.line(),
+                                e.column()
+                            ))
+                        })?;
                         #[cfg(feature = "files")]
                         crate::files::outputs(&call, &route.upstream, &mut result).await?;
                         Ok(ToolReply::Complete(result))

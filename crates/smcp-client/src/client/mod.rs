@@ -27,5 +27,7 @@ mod rounds;
 
 pub use builder::{ClientBuilder, DEFAULT_MAX_INPUT_ROUNDS, DEFAULT_TIMEOUT};
 pub use handle::Client;
-pub(crate) use result::{Reply, ResultKind, decode, object_arg, result_kind, with_timeout, within};
+pub(crate) use result::{
+    Reply, ResultKind, decode, decode_value, object_arg, result_kind, with_timeout, within,
+};
 pub use round::{Round, RoundOutcome};

@@ -7,7 +7,7 @@ use std::sync::PoisonError;
 use serde_json::{Map, Value};
 use smcp_proto::error::UNSUPPORTED_PROTOCOL_VERSION;
 use smcp_proto::ext::tasks;
-use smcp_proto::jsonrpc::{Request, RequestId};
+use smcp_proto::jsonrpc::{RawResult, Request, RequestId};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::x_mcp_header::HeaderParam;
@@ -126,7 +126,7 @@ impl Client {
         header_params: &[HeaderParam],
         extra: &[(http::HeaderName, http::HeaderValue)],
         sink: Sink<'_>,
-    ) -> Result<Value> {
+    ) -> Result<RawResult> {
         let mut renegotiated = false;
         let mut resent = 0u32;
         loop {

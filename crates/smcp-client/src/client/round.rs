@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use smcp_proto::capabilities::ClientCapabilities;
 use smcp_proto::ext::tasks;
-use smcp_proto::jsonrpc::Notification;
+use smcp_proto::jsonrpc::{Notification, RawResult};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::patterns::mrtr::InputRequiredResult;
@@ -23,17 +23,21 @@ use crate::error::{Error, Kind, Result};
 type NotificationFn = Arc<dyn Fn(Notification) + Send + Sync>;
 
 /// What one round ended with.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A result comes as the text the server sent: decode it into its type
+/// (`serde_json::from_str(result.get())`) or pass it on as it is; its JSON syntax is checked,
+/// its strings and numbers are checked by whatever decodes it.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum RoundOutcome {
     /// The final result, as the server sent it (a `CallToolResult`, `GetPromptResult` or
     /// `ReadResourceResult`).
-    Complete(Value),
+    Complete(RawResult),
     /// The server needs input first: its `inputRequests` and `requestState`, as sent.
     InputRequired(InputRequiredResult),
     /// The server runs the `tools/call` as a task (SEP-2663; only when the round declared the
     /// tasks extension): its `CreateTaskResult`, as sent.
-    Task(Value),
+    Task(RawResult),
 }
 
 /// One round of `tools/call`, `prompts/get` or `resources/read` ([`Client::round`]).
@@ -215,7 +219,7 @@ impl Round {
         match result_kind(&result)? {
             ResultKind::Complete => Ok(RoundOutcome::Complete(result)),
             ResultKind::InputRequired => {
-                let asked: InputRequiredResult = decode(method, result)?;
+                let asked: InputRequiredResult = decode(method, &result)?;
                 if asked.input_requests.is_none() && asked.request_state.is_none() {
                     return Err(Error::protocol(
                         "an InputRequiredResult must carry inputRequests or requestState",

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 use smcp_proto::error::HEADER_MISMATCH;
 use smcp_proto::ext::tasks::CreateTaskResult;
-use smcp_proto::jsonrpc::Notification;
+use smcp_proto::jsonrpc::{Notification, RawResult};
 use smcp_proto::messages::method;
 use smcp_proto::patterns::mrtr::InputRequiredResult;
 
@@ -22,7 +22,7 @@ impl Client {
         &self,
         method_name: &str,
         params: Map<String, Value>,
-    ) -> Result<Value> {
+    ) -> Result<RawResult> {
         if let Some(cache) = &self.inner.cache
             && let Some(hit) = cache.get(method_name, &params, &self.inner.auth_context)
         {
@@ -112,7 +112,7 @@ impl Client {
                         return Err(unexpected_task(method_name, declared));
                     }
                     let created: CreateTaskResult =
-                        serde_json::from_value(result).map_err(|e| {
+                        serde_json::from_str(result.get()).map_err(|e| {
                             Error::protocol(format!(
                                 "malformed CreateTaskResult for {method_name}: {e}"
                             ))
@@ -125,7 +125,7 @@ impl Client {
                 return Err(Error::new(Kind::MrtrLimit(rounds + 1)));
             }
             rounds += 1;
-            let input: InputRequiredResult = decode(method_name, result)?;
+            let input: InputRequiredResult = decode(method_name, &result)?;
             if input.input_requests.is_none() && input.request_state.is_none() {
                 return Err(Error::protocol(
                     "an InputRequiredResult must carry inputRequests or requestState",

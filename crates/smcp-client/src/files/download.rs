@@ -144,7 +144,7 @@ impl Client {
         map.insert("uri".into(), Value::String(uri.to_owned()));
         decode(
             METHOD_AUTHORIZE_DOWNLOAD,
-            self.request(METHOD_AUTHORIZE_DOWNLOAD, map).await?,
+            &self.request(METHOD_AUTHORIZE_DOWNLOAD, map).await?,
         )
     }
 

@@ -60,7 +60,7 @@ impl Client {
         };
         decode(
             METHOD_AUTHORIZE_UPLOAD,
-            self.request(METHOD_AUTHORIZE_UPLOAD, map).await?,
+            &self.request(METHOD_AUTHORIZE_UPLOAD, map).await?,
         )
     }
 

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 use super::adapter;
 use super::link::SessionLink;
 use crate::error::{Error, Kind, Result};
-use crate::transport::MessageStream;
+use crate::transport::{Inbound, MessageStream};
 
 /// `subscriptions/listen` in a session: `resources/subscribe` for the URIs asked, then the
 /// change notifications of the standalone GET stream, tagged with the listen request's id as
@@ -135,7 +135,7 @@ impl ListenStream {
         }
     }
 
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         if let Some(ack) = self.ack.take() {
             return Ok(Some(Message::Notification(ack)));
         }
@@ -158,7 +158,7 @@ impl ListenStream {
 }
 
 impl MessageStream for ListenStream {
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>> {
         Box::pin(ListenStream::next_message(self))
     }
 

@@ -113,7 +113,7 @@ impl Session {
                 ResponseStream::new(SessionStream::new(core.clone(), id.clone(), stream));
             let mut ignore = |_n: Notification| {};
             let result = crate::response::read_response(&mut stream, &id, &mut ignore).await?;
-            Ok::<_, Error>((session_id, result))
+            Ok::<_, Error>((session_id, crate::response::value_of(&result)?))
         };
         let (session_id, result) = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake)
             .await
@@ -353,7 +353,8 @@ async fn call(core: &Arc<Core>, method_name: &str, params: Value) -> Result<Valu
         into_stream(response).await?,
     ));
     let mut ignore = |_n: Notification| {};
-    crate::response::read_response(&mut stream, &id, &mut ignore).await
+    let result = crate::response::read_response(&mut stream, &id, &mut ignore).await?;
+    crate::response::value_of(&result)
 }
 
 impl super::link::SessionLink for Core {

@@ -23,7 +23,7 @@ use crate::error::{Error, Kind, Result};
 use crate::transport::http::{
     HttpTransport, MAX_ERROR_BODY, Overflow, classify_status, is_sse, read_limited,
 };
-use crate::transport::{MessageStream, ResponseStream};
+use crate::transport::{Inbound, MessageStream, ResponseStream};
 
 /// Requests in flight at once on one HTTP+SSE connection.
 const MAX_PENDING: usize = 256;
@@ -33,7 +33,7 @@ const PER_REQUEST_BUFFER: usize = 64;
 #[derive(Debug, Default)]
 struct Routes {
     /// Request id → its channel.
-    pending: HashMap<RequestId, mpsc::Sender<Message>>,
+    pending: HashMap<RequestId, mpsc::Sender<Inbound>>,
     /// progressToken → request id.
     progress: HashMap<String, RequestId>,
 }
@@ -93,7 +93,7 @@ impl SseCore {
     }
 
     /// Routes one message from the stream.
-    async fn route(self: &Arc<Self>, message: Message) {
+    async fn route(self: &Arc<Self>, message: Inbound) {
         let target = match &message {
             Message::Result(r) => self.routes().pending.get(&r.id).cloned(),
             Message::Error(e) => {
@@ -244,7 +244,7 @@ impl SseSession {
                 let Some(core) = reader_core.upgrade() else {
                     return;
                 };
-                match Message::from_slice(event.data.as_bytes()) {
+                match Message::from_slice_raw(event.data.as_bytes()) {
                     Ok(m) => core.route(m).await,
                     Err(e) => tracing::warn!(error = %e, "an SSE event is not a JSON-RPC message"),
                 }
@@ -272,7 +272,7 @@ impl SseSession {
         )
         .await
         .map_err(|_| Error::new(Kind::Timeout(HANDSHAKE_TIMEOUT)))??;
-        let info = handshake.accept(Era::HttpSse, &result)?;
+        let info = handshake.accept(Era::HttpSse, &crate::response::value_of(&result)?)?;
         *session
             .core
             .version
@@ -370,12 +370,12 @@ pub(crate) struct ChannelStream {
     core: Arc<SseCore>,
     id: RequestId,
     token: Option<String>,
-    rx: mpsc::Receiver<Message>,
+    rx: mpsc::Receiver<Inbound>,
     done: bool,
 }
 
 impl ChannelStream {
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         let m = self.rx.recv().await;
         if matches!(m, Some(Message::Result(_) | Message::Error(_))) {
             self.done = true;
@@ -385,7 +385,7 @@ impl ChannelStream {
 }
 
 impl MessageStream for ChannelStream {
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>> {
         Box::pin(ChannelStream::next_message(self))
     }
 

@@ -9,8 +9,8 @@ use smcp_proto::jsonrpc::{Message, RequestId};
 use super::answer::answer;
 use super::shared::{Core, DEFAULT_RETRY, MAX_RETRY, MIN_RETRY};
 use crate::error::Result;
-use crate::transport::MessageStream;
 use crate::transport::http::{HttpStream, into_stream, is_sse};
+use crate::transport::{Inbound, MessageStream};
 
 /// Resumptions of one response stream before it counts as broken.
 const MAX_RESUMES: u32 = 5;
@@ -46,7 +46,7 @@ impl SessionStream {
 
     /// The next message for the caller. Server requests are answered here; an SSE stream that
     /// ends before the response is resumed with `Last-Event-ID` (after its `retry:` delay).
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         loop {
             let message = match self.body.next_message().await {
                 Ok(Some(m)) => m,
@@ -95,7 +95,7 @@ impl SessionStream {
 }
 
 impl MessageStream for SessionStream {
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>> {
         Box::pin(SessionStream::next_message(self))
     }
 

@@ -37,6 +37,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::command::LogFn;
 use super::lines::{Line, read_line};
 use crate::error::{Error, Kind, Result};
+use crate::transport::Inbound;
 
 /// Notifications buffered per request before new ones are dropped.
 pub(crate) const NOTIFICATION_BUFFER: usize = 256;
@@ -67,7 +68,7 @@ impl Ended {
 #[derive(Debug)]
 struct Pending {
     notes: mpsc::Sender<Notification>,
-    done: oneshot::Sender<Result<Message>>,
+    done: oneshot::Sender<Result<Inbound>>,
     progress_token: Option<RequestId>,
     wants_log: bool,
 }
@@ -76,7 +77,7 @@ struct Pending {
 #[derive(Debug)]
 pub(crate) struct Registration {
     pub(crate) notes: mpsc::Receiver<Notification>,
-    pub(crate) done: oneshot::Receiver<Result<Message>>,
+    pub(crate) done: oneshot::Receiver<Result<Inbound>>,
 }
 
 #[derive(Debug, Default)]
@@ -222,7 +223,7 @@ impl Shared {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        match Message::from_slice(line) {
+        match Message::from_slice_raw(line) {
             Err(e) => tracing::warn!(
                 error = %e,
                 line = %quote(line),
@@ -257,7 +258,7 @@ impl Shared {
     }
 
     /// Delivers the final message of request `id`.
-    fn finish(&self, id: &RequestId, message: Message) {
+    fn finish(&self, id: &RequestId, message: Inbound) {
         let mut table = self.lock();
         match remove(&mut table, id) {
             Some(p) => {

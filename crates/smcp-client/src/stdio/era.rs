@@ -72,7 +72,7 @@ impl Handshake<'_> {
         )
         .await
         {
-            Ok(r) => r.map(Some),
+            Ok(r) => crate::response::value_of(&r?).map(Some),
             Err(_) => Ok(None),
         }
     }

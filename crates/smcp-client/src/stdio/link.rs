@@ -64,7 +64,8 @@ impl SessionLink for StdioLink {
             let stream = self.pipe.send_routed(&request, false).await?;
             let mut stream = ResponseStream::new(stream);
             let mut ignore = |_n: Notification| {};
-            crate::response::read_response(&mut stream, &id, &mut ignore).await
+            let result = crate::response::read_response(&mut stream, &id, &mut ignore).await?;
+            crate::response::value_of(&result)
         })
     }
 }

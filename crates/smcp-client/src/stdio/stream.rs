@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::demux::{Registration, Shared};
 use crate::error::{Error, Kind, Result};
-use crate::transport::MessageStream;
+use crate::transport::{Inbound, MessageStream};
 
 /// Why the client gives up on a request, sent in `notifications/cancelled`.
 const CANCEL_REASON: &str = "the client stopped waiting for the response";
@@ -27,7 +27,7 @@ pub(crate) struct StdioStream {
     shared: Arc<Shared>,
     writer: mpsc::Sender<Vec<u8>>,
     notes: mpsc::Receiver<Notification>,
-    done: oneshot::Receiver<Result<Message>>,
+    done: oneshot::Receiver<Result<Inbound>>,
     /// The final message (or the connection's failure) has been returned.
     finished: bool,
     /// The server answered (a response or an error response arrived).
@@ -61,7 +61,7 @@ impl StdioStream {
     }
 
     /// The next message for this request; `Ok(None)` after its final message.
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         if self.finished {
             return Ok(None);
         }
@@ -125,7 +125,7 @@ impl StdioStream {
 }
 
 impl MessageStream for StdioStream {
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>> {
         Box::pin(StdioStream::next_message(self))
     }
 

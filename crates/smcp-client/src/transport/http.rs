@@ -17,6 +17,7 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use smcp_proto::jsonrpc::{Message, Request};
 use smcp_proto::sse::SseDecoder;
 
+use super::Inbound;
 use crate::error::{Error, Kind, Result};
 use crate::wire::{Tapped, WireKind, header_pairs};
 
@@ -289,11 +290,11 @@ impl HttpStream {
     ///
     /// SSE comments, empty-data events (priming) and events with a name other than `message`
     /// are skipped. Anything that is not one JSON-RPC message is a protocol violation.
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         match self {
             Self::Json(body) => match body.take() {
                 None => Ok(None),
-                Some(bytes) => Message::from_slice(&bytes).map(Some).map_err(|e| {
+                Some(bytes) => Message::from_slice_raw(&bytes).map(Some).map_err(|e| {
                     Error::protocol(format!("the JSON response is not a JSON-RPC message: {e}"))
                 }),
             },
@@ -318,7 +319,7 @@ impl HttpStream {
                         {
                             continue;
                         }
-                        return Message::from_slice(event.data.as_bytes())
+                        return Message::from_slice_raw(event.data.as_bytes())
                             .map(Some)
                             .map_err(|e| {
                                 Error::protocol(format!(
@@ -351,7 +352,7 @@ impl HttpStream {
 }
 
 impl super::MessageStream for HttpStream {
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>> {
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>> {
         Box::pin(HttpStream::next_message(self))
     }
 

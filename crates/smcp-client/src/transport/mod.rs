@@ -13,14 +13,18 @@ pub(crate) mod http;
 pub(crate) mod http_client;
 
 use futures_util::future::BoxFuture;
-use smcp_proto::jsonrpc::Message;
+use smcp_proto::jsonrpc::{Message, RawResult};
 
 use crate::error::Result;
+
+/// A message as the client reads it from the server: a result response's `result` kept as its
+/// text, decoded once into the type its caller asks for ([`Message::from_slice_raw`]).
+pub(crate) type Inbound = Message<RawResult>;
 
 /// One request's response as a transport produces it.
 pub(crate) trait MessageStream: std::fmt::Debug + Send {
     /// The next JSON-RPC message; `Ok(None)` when the stream ended.
-    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Message>>>;
+    fn next_message(&mut self) -> BoxFuture<'_, Result<Option<Inbound>>>;
 
     /// The HTTP status that carried a JSON-RPC error read from this stream (`None` on stdio).
     fn rpc_status(&self) -> Option<u16>;
@@ -37,7 +41,7 @@ impl ResponseStream {
     }
 
     /// The next JSON-RPC message; `Ok(None)` when the stream ended.
-    pub(crate) async fn next_message(&mut self) -> Result<Option<Message>> {
+    pub(crate) async fn next_message(&mut self) -> Result<Option<Inbound>> {
         self.0.next_message().await
     }
 

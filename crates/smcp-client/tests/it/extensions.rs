@@ -83,5 +83,6 @@ async fn a_round_of_completion_is_answered_complete() {
     let smcp_client::RoundOutcome::Complete(result) = outcome else {
         panic!("{outcome:?}")
     };
+    let result: serde_json::Value = serde_json::from_str(result.get()).unwrap();
     assert_eq!(result["completion"]["values"], json!(["al!"]));
 }

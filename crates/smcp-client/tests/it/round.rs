@@ -80,6 +80,7 @@ async fn a_round_returns_the_questions_as_sent_and_the_retry_completes() {
     let RoundOutcome::Complete(result) = outcome else {
         panic!("expected the result: {outcome:?}");
     };
+    let result: serde_json::Value = serde_json::from_str(result.get()).unwrap();
     assert_eq!(
         result["content"][0]["text"], "hello String(\"Ada\")",
         "{result}"

@@ -454,6 +454,14 @@ impl RequestContext {
         self.inner.progress_token.as_ref()
     }
 
+    /// The least severe level the client takes log notifications at for this request: a
+    /// 2026-07-28 request's `io.modelcontextprotocol/logLevel`, or a 2025 session's
+    /// `logging/setLevel`. `None`: no log notification may be sent ([`log`](Self::log) sends
+    /// none).
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.inner.log_level
+    }
+
     /// Whether the client has gone away (closed the response stream).
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
