@@ -25,6 +25,9 @@ pub(crate) enum ResultKind {
 /// How a result ended, from its `resultType` (A5 item 54; `"task"` from SEP-2663), read from
 /// the result's text: only that member is decoded, every other one is skipped.
 pub(crate) fn result_kind(result: &RawValue) -> Result<ResultKind> {
+    if let Some(kind) = leading_kind(result.get()) {
+        return Ok(kind);
+    }
     let read = serde_json::from_str(result.get())
         .map_err(|e| Error::protocol(format!("the result is not valid JSON: {e}")))?;
     let TypeOf::Object(result_type) = read else {
@@ -40,6 +43,26 @@ pub(crate) fn result_kind(result: &RawValue) -> Result<ResultKind> {
              and \"task\")"
         ))),
     }
+}
+
+/// The kind of a result written as most servers write one: `resultType` its first member, in
+/// compact JSON, with one of the values this client knows, and named nowhere else in the text
+/// (so not given twice). `None` for anything else, which the full scan reads.
+fn leading_kind(text: &str) -> Option<ResultKind> {
+    const NAME: &str = "\"resultType\"";
+    let value = text
+        .strip_prefix('{')?
+        .strip_prefix(NAME)?
+        .strip_prefix(':')?;
+    let (kind, rest) = [
+        ("\"complete\"", ResultKind::Complete),
+        ("\"input_required\"", ResultKind::InputRequired),
+        ("\"task\"", ResultKind::Task),
+    ]
+    .into_iter()
+    .find_map(|(spelled, kind)| value.strip_prefix(spelled).map(|rest| (kind, rest)))?;
+    let after = rest.bytes().next()?;
+    (matches!(after, b',' | b'}') && !rest.contains(NAME)).then_some(kind)
 }
 
 /// A result's `resultType` as read by [`result_kind`]. A member given twice reads as its
@@ -251,6 +274,19 @@ mod tests {
                 false,
                 false,
             ),
+            (
+                r#"{"resultType":"input_required","inputRequests":{}}"#,
+                false,
+                true,
+                false,
+            ),
+            (r#"{ "resultType": "task" }"#, false, false, true),
+            (
+                r#"{"resultType":"complete","x":"resultType"}"#,
+                true,
+                false,
+                false,
+            ),
         ] {
             let k = kind(text).unwrap();
             assert_eq!(matches!(k, ResultKind::Complete), complete, "{text}");
@@ -263,10 +299,48 @@ mod tests {
             ("null", "not a JSON object"),
             (r#"{"resultType":"done"}"#, "unknown resultType \"done\""),
             (r#"{"resultType":1}"#, "unknown resultType 1"),
+            (
+                r#"{"resultType":"completed"}"#,
+                "unknown resultType \"completed\"",
+            ),
         ] {
             let e = kind(text).err().unwrap().to_string();
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn the_leading_kind_is_taken_only_where_the_scan_agrees() {
+        let texts = [
+            r#"{"resultType":"complete"}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"resultType":"task","task":{"taskId":"t"}}"#,
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+            r#"{"resultType":"complete","resultType":"task"}"#,
+            r#"{"resultType":"complete","a":{"resultType":"task"}}"#,
+            r#"{"resultType":"complete" ,"a":1}"#,
+            r#"{"resultType":"complete\u0000"}"#,
+            r#"{"resultType":"task"}  "#,
+        ];
+        let mut taken = 0;
+        for text in texts {
+            let Some(fast) = leading_kind(text) else {
+                continue;
+            };
+            taken += 1;
+            let TypeOf::Object(Some(Value::String(scanned))) =
+                serde_json::from_str::<TypeOf>(text).unwrap()
+            else {
+                panic!("{text}: no resultType read");
+            };
+            let fast = match fast {
+                ResultKind::Complete => "complete",
+                ResultKind::InputRequired => "input_required",
+                ResultKind::Task => "task",
+            };
+            assert_eq!(fast, scanned, "{text}");
+        }
+        assert_eq!(taken, 5, "the compact, single forms");
     }
 
     #[test]
