@@ -117,6 +117,8 @@ struct ContextInner {
     meta: OnceLock<Result<Map<String, Value>, String>>,
     /// `clientCapabilities` of `_meta`, read alone when nothing has read all of `_meta`.
     client_capabilities: OnceLock<Option<Map<String, Value>>>,
+    /// Where `clientCapabilities` lie in `meta_raw`, when admission found them.
+    capabilities_at: Option<std::ops::Range<usize>>,
     progress_token: Option<Value>,
     log_level: Option<LoggingLevel>,
     logging_enabled: bool,
@@ -148,6 +150,9 @@ pub(crate) enum MetaSource {
     /// as admission checked (`MetaView::parse`); for a legacy session's request, its own
     /// members followed by the session's (`core/legacy/request.rs`).
     Raw(Bytes),
+    /// A request's own `_meta` as [`MetaSource::Raw`], with where its `clientCapabilities`
+    /// lie in it (admission found them there).
+    Request(Bytes, std::ops::Range<usize>),
     /// Already parsed (detached contexts).
     Parsed(Map<String, Value>),
 }
@@ -168,9 +173,10 @@ pub(crate) struct ContextParts {
 
 impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
-        let (meta_raw, meta) = match parts.meta {
-            MetaSource::Raw(raw) => (Some(raw), OnceLock::new()),
-            MetaSource::Parsed(map) => (None, OnceLock::from(Ok(map))),
+        let (meta_raw, meta, capabilities_at) = match parts.meta {
+            MetaSource::Raw(raw) => (Some(raw), OnceLock::new(), None),
+            MetaSource::Request(raw, caps) => (Some(raw), OnceLock::new(), Some(caps)),
+            MetaSource::Parsed(map) => (None, OnceLock::from(Ok(map)), None),
         };
         Self {
             inner: Arc::new(ContextInner {
@@ -179,6 +185,7 @@ impl RequestContext {
                 meta_raw,
                 meta,
                 client_capabilities: OnceLock::new(),
+                capabilities_at,
                 progress_token: parts.progress_token,
                 log_level: parts.log_level,
                 logging_enabled: parts.logging_enabled,
@@ -414,6 +421,18 @@ impl RequestContext {
             None => {}
         }
         let caps = self.inner.client_capabilities.get_or_init(|| {
+            // Where admission found them, read alone; else looked for in `_meta`.
+            let at = self
+                .inner
+                .meta_raw
+                .as_ref()
+                .zip(self.inner.capabilities_at.clone());
+            if let Some(Ok(caps)) = at
+                .and_then(|(raw, at)| raw.get(at))
+                .map(serde_json::from_slice::<Map<String, Value>>)
+            {
+                return Some(caps);
+            }
             match self.meta_member(meta::CLIENT_CAPABILITIES) {
                 Some(Value::Object(caps)) => Some(caps),
                 _ => None,
@@ -641,9 +660,17 @@ mod tests {
 
     fn raw_context(raw: &'static [u8]) -> RequestContext {
         RequestContext::new(ContextParts {
+            meta: MetaSource::Raw(Bytes::from_static(raw)),
+            ..parts()
+        })
+    }
+
+    /// A tools/call context's parts, with an empty `_meta`.
+    fn parts() -> ContextParts {
+        ContextParts {
             id: RequestId::from(1),
             method: Cow::Borrowed("tools/call"),
-            meta: MetaSource::Raw(Bytes::from_static(raw)),
+            meta: MetaSource::Parsed(Map::new()),
             progress_token: None,
             log_level: None,
             logging_enabled: false,
@@ -652,7 +679,7 @@ mod tests {
             principal: None,
             access: None,
             server: ServerRef(None),
-        })
+        }
     }
 
     #[test]
@@ -675,6 +702,28 @@ mod tests {
             level.as_ref()
         );
         assert_eq!(alone.client_capabilities(), &caps);
+    }
+
+    #[test]
+    fn capabilities_where_admission_found_them_read_as_in_the_full_parse() {
+        const RAW: &[u8] = br#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{"tools":{}}},"x":[1]}"#;
+        let text = std::str::from_utf8(RAW).unwrap();
+        let start = text.find(r#"{"elicitation"#).unwrap();
+        let end = text.find(r#","x""#).unwrap();
+        let with = |at: std::ops::Range<usize>| {
+            RequestContext::new(ContextParts {
+                meta: MetaSource::Request(Bytes::from_static(RAW), at),
+                ..parts()
+            })
+        };
+        let full = raw_context(RAW);
+        assert!(full.try_meta().is_ok());
+        let found = with(start..end);
+        assert!(found.has_capability(&["sampling", "tools"]));
+        assert_eq!(found.client_capabilities(), full.client_capabilities());
+        // A range that is not an object of capabilities: `_meta` is looked in instead.
+        let off = with(end + 1..RAW.len() - 1);
+        assert_eq!(off.client_capabilities(), full.client_capabilities());
     }
 
     #[test]

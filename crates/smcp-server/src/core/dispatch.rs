@@ -139,7 +139,10 @@ impl<'a> Call<'a> {
             method: method.clone(),
             meta: match (given_meta, meta.as_deref()) {
                 (Some(given), _) => MetaSource::Raw(given),
-                (None, Some(m)) => MetaSource::Raw(meta_bytes(message, m)),
+                (None, Some(m)) => match admission.admitted.client_capabilities {
+                    Some(caps) => MetaSource::Request(meta_bytes(message, m), caps),
+                    None => MetaSource::Raw(meta_bytes(message, m)),
+                },
                 (None, None) => MetaSource::Parsed(Map::new()),
             },
             progress_token: admission.admitted.progress_token,

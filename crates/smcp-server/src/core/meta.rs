@@ -3,6 +3,7 @@
 //! is wrong (−32602); a transport calls them in the order its validation pipeline needs.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -107,12 +108,26 @@ pub(crate) fn progress_token(view: &MetaView<'_>) -> Result<Option<Value>, Error
 }
 
 /// The optional members, after the required ones: client info, log level, progress token.
-pub(crate) fn optional(view: &MetaView<'_>) -> Result<Admitted, ErrorObject> {
+/// `meta` is the text `view` was read from.
+pub(crate) fn optional(
+    view: &MetaView<'_>,
+    meta: Option<&RawValue>,
+) -> Result<Admitted, ErrorObject> {
     client_info(view)?;
     Ok(Admitted {
         log_level: log_level(view)?,
         progress_token: progress_token(view)?,
+        client_capabilities: meta
+            .zip(view.client_capabilities)
+            .and_then(|(meta, caps)| range_in(meta.get(), caps.get())),
     })
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn range_in(whole: &str, part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some(start..end)
 }
 
 /// What a transport read from a request's `_meta` while admitting it.
@@ -122,6 +137,9 @@ pub(crate) struct Admitted {
     pub(crate) log_level: Option<LoggingLevel>,
     /// `progressToken`.
     pub(crate) progress_token: Option<Value>,
+    /// Where `io.modelcontextprotocol/clientCapabilities` lies in the text of `_meta`, so a
+    /// handler that asks reads it alone.
+    pub(crate) client_capabilities: Option<Range<usize>>,
 }
 
 impl Admitted {
@@ -156,7 +174,7 @@ pub(crate) fn admit(
         ));
     }
     client_capabilities(&view)?;
-    optional(&view)
+    optional(&view, request.meta.as_deref())
 }
 
 /// `_meta` as a slice of the message it was parsed from (no copy), or a copy when it is not
@@ -174,6 +192,28 @@ pub(crate) fn meta_bytes(message: &Bytes, meta: &RawValue) -> Bytes {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn admission_finds_where_the_capabilities_are() {
+        let raw = RawValue::from_string(
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities": {"sampling":{}} ,"x":1}"#
+                .to_owned(),
+        )
+        .unwrap();
+        let view = MetaView::parse(&raw).unwrap();
+        let at = optional(&view, Some(&raw))
+            .unwrap()
+            .client_capabilities
+            .unwrap();
+        assert_eq!(&raw.get()[at], r#"{"sampling":{}}"#);
+        // Text the view was not read from: no place.
+        let other = RawValue::from_string(raw.get().to_owned()).unwrap();
+        assert_eq!(
+            optional(&view, Some(&other)).unwrap().client_capabilities,
+            None
+        );
+        assert_eq!(optional(&view, None).unwrap().client_capabilities, None);
+    }
 
     #[test]
     fn meta_is_a_slice_of_the_body_or_a_copy() {

@@ -130,7 +130,7 @@ pub(crate) fn check(
     // 5. Client capabilities, then the optional members: client info, log level, progress
     // token.
     meta::client_capabilities(&view).map_err(invalid)?;
-    meta::optional(&view).map_err(invalid)
+    meta::optional(&view, request.meta.as_deref()).map_err(invalid)
 }
 
 /// The member `Mcp-Name` mirrors for this request's method, and its value when it is a

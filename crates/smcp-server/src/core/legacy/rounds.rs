@@ -202,6 +202,8 @@ impl Exchange {
         let admitted = Admitted {
             log_level: self.log_level,
             progress_token,
+            // The session's `_meta` is given whole (the capabilities are the session's).
+            client_capabilities: None,
         };
         // A channel for the handler's events only when it may send any (as over 2026-07-28):
         // its server-to-client requests go on the stream without one.
