@@ -65,6 +65,7 @@ mod exchange;
 #[cfg(feature = "files")]
 mod files;
 mod held;
+mod ours;
 mod passthrough;
 mod peers;
 #[cfg(feature = "redis")]

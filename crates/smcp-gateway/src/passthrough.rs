@@ -5,20 +5,13 @@
 //! answers go up with the upstream's state. Any instance sharing the gateway's keys can take
 //! the retry.
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smcp_client::{Client, RoundOutcome};
-use smcp_proto::basic::Meta;
 use smcp_proto::jsonrpc::{Notification, RawResult};
 use smcp_proto::messages::method;
 use smcp_proto::meta;
 use smcp_proto::patterns::progress::ProgressNotificationParams;
-use smcp_proto::server::prompts::GetPromptResult;
-use smcp_proto::server::resources::ReadResourceResult;
-use smcp_proto::server::tools::CallToolResult;
-use smcp_proto::server::utilities::completion::CompleteResult;
 use smcp_proto::server::utilities::logging::LoggingMessageNotificationParams;
 use smcp_server::mrtr::{Input, InputRequired};
 use smcp_server::{HandlerError, RequestContext};
@@ -49,7 +42,8 @@ struct PassedState {
 /// What a passed-through round ended with, for the client.
 #[derive(Debug)]
 pub(crate) enum Passed {
-    /// The result, as the upstream sent it: [`ours`] decodes it as the gateway's answer.
+    /// The result, as the upstream sent it: [`crate::ours::ours`] decodes it as the
+    /// gateway's answer.
     Complete(RawResult),
     /// A `CreateTaskResult` (only when `tasks` allowed it), as the upstream sent it but for
     /// its `serverInfo`.
@@ -146,7 +140,7 @@ pub(crate) async fn round(
     };
     Ok(match outcome {
         RoundOutcome::Complete(result) => Ok(Passed::Complete(result)),
-        RoundOutcome::Task(created) => match ours_value(&created) {
+        RoundOutcome::Task(created) => match crate::ours::ours_value(&created) {
             Ok(created) => Ok(Passed::Task(created)),
             Err(e) => Err(HandlerError::internal(format!(
                 "{method_name}: a malformed CreateTaskResult from the upstream (at line {} \
@@ -173,63 +167,6 @@ pub(crate) async fn round(
             "{method_name}: an upstream answer the gateway does not know"
         ))),
     })
-}
-
-/// A result the gateway answers with as its own, decoded from an upstream's: the upstream's
-/// `serverInfo` comes out of its `_meta` (the gateway puts its own).
-pub(crate) trait Answer: DeserializeOwned {
-    /// The result's `_meta`.
-    fn meta_mut(&mut self) -> &mut Option<Meta>;
-}
-
-macro_rules! answers {
-    ($($result:ty),*) => {$(
-        impl Answer for $result {
-            fn meta_mut(&mut self) -> &mut Option<Meta> {
-                &mut self.meta
-            }
-        }
-    )*};
-}
-
-answers!(
-    CallToolResult,
-    GetPromptResult,
-    ReadResourceResult,
-    CompleteResult
-);
-
-/// An upstream's result decoded straight from its text as `T`, without the upstream's
-/// `serverInfo`.
-pub(crate) fn ours<T: Answer>(result: &RawValue) -> Result<T, serde_json::Error> {
-    let mut answer: T = serde_json::from_str(result.get())?;
-    let meta = answer.meta_mut();
-    if let Some(m) = meta {
-        m.remove(meta::SERVER_INFO);
-        if m.is_empty() {
-            *meta = None;
-        }
-    }
-    Ok(answer)
-}
-
-/// [`ours`] as a value, for the answers the gateway relays without a type of its own (the
-/// task methods').
-pub(crate) fn ours_value(result: &RawValue) -> Result<Value, serde_json::Error> {
-    serde_json::from_str(result.get()).map(as_ours)
-}
-
-/// A result value without the upstream's `serverInfo` in its `_meta`.
-fn as_ours(mut result: Value) -> Value {
-    if let Some(Value::Object(meta)) = result.get_mut("_meta") {
-        meta.remove(meta::SERVER_INFO);
-        if meta.is_empty()
-            && let Value::Object(result) = &mut result
-        {
-            result.remove("_meta");
-        }
-    }
-    result
 }
 
 /// The client's declared capabilities, as sent up; without `tasks`, all but the tasks
@@ -268,36 +205,5 @@ async fn pass_on(ctx: &RequestContext, n: Notification) {
             }
         }
         other => tracing::debug!(method = other, "upstream notification not passed on"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn raw(text: &str) -> RawResult {
-        RawValue::from_string(text.to_owned()).unwrap()
-    }
-
-    #[test]
-    fn an_upstream_result_is_ours_without_its_server_info() {
-        let info = r#""io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}"#;
-        let only = format!(r#"{{"content":[{{"type":"text","text":"hi"}}],"_meta":{{{info}}}}}"#);
-        let result: CallToolResult = ours(&raw(&only)).unwrap();
-        assert_eq!(result.meta, None);
-        assert_eq!(result.content[0].as_text(), Some("hi"));
-        let more = format!(r#"{{"content":[],"_meta":{{"k":1,{info}}}}}"#);
-        let result: CallToolResult = ours(&raw(&more)).unwrap();
-        assert_eq!(
-            serde_json::to_value(result.meta).unwrap(),
-            serde_json::json!({"k": 1})
-        );
-        let value = ours_value(&raw(&more)).unwrap();
-        assert_eq!(value, serde_json::json!({"content": [], "_meta": {"k": 1}}));
-        assert_eq!(
-            ours_value(&raw(&only)).unwrap(),
-            serde_json::json!({"content": [{"type": "text", "text": "hi"}]})
-        );
-        assert!(ours::<CallToolResult>(&raw(r#"{"content":7}"#)).is_err());
     }
 }

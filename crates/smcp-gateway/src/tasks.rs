@@ -22,7 +22,8 @@ use smcp_server::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::passthrough::{Passed, ours, ours_value};
+use crate::ours::{ours, ours_value};
+use crate::passthrough::Passed;
 use crate::task_listen::{Followed, MAX_LISTEN_TASK_IDS, topic};
 use crate::upstream::Upstream;
 

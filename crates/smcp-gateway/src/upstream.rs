@@ -347,7 +347,7 @@ impl Upstream {
 
     /// One round of `method` to a 2026-07-28 upstream for a client request, within the
     /// concurrency limit (`passthrough.rs`); the result decoded as `T`.
-    pub(crate) async fn pass<T: crate::passthrough::Answer>(
+    pub(crate) async fn pass<T: crate::ours::Ours>(
         self: &Arc<Self>,
         ctx: &RequestContext,
         input: Option<&smcp_server::mrtr::Input>,
@@ -361,7 +361,7 @@ impl Upstream {
                 self.name()
             )));
         };
-        crate::passthrough::ours(&result).map_err(|e| {
+        crate::ours::ours(&result).map_err(|e| {
             // Its position only: a serde message can quote the payload.
             HandlerError::internal(format!(
                 "upstream {:?} sent a malformed {method} result (at line {} column {})",
