@@ -45,6 +45,7 @@
 //! | `config` | [`GatewayConfig`]: the TOML file, checked before anything starts |
 //! | `upstream` | one upstream: its client, health, concurrency limit, restarts; a call in its own task |
 //! | `passthrough` | a 2026-07-28 upstream, one round at a time: its `InputRequiredResult` passed on, its state sealed in the gateway's, nothing held |
+//! | `ours` | an upstream's result read from its text into the gateway's answer, the upstream's `serverInfo` skipped |
 //! | `held` | a call to an earlier-revision upstream, held for the client's answer: the `InputRequiredResult` and the retry |
 //! | `peers` | [`Peers`]: a retry that lands on another instance forwarded to the one holding its call; `RedisPeers` (feature `redis`) over the shared Redis bus |
 //! | `bridge` | the upstream client's input handler: an upstream's question to the call it belongs to |
