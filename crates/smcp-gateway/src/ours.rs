@@ -194,7 +194,6 @@ impl<'de> Visitor<'de> for MetaSeed {
         while let Some(name) = map.next_key::<String>()? {
             if name == meta::SERVER_INFO {
                 map.next_value::<IgnoredAny>()?;
-                meta.remove(meta::SERVER_INFO);
             } else {
                 meta.insert(name, map.next_value()?);
             }
