@@ -23,9 +23,14 @@ impl SchemaValidator {
         if schema.get("$schema").is_none() {
             options = options.with_draft(jsonschema::Draft::Draft202012);
         }
-        let validator = options
-            .build(schema)
-            .map_err(|e| format!("{what} is not a valid JSON Schema: {e}"))?;
+        let validator = options.build(schema).map_err(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                format!("{what} is not a valid JSON Schema: {e}")
+            } else {
+                format!("{what} is not a valid JSON Schema at {at}: {e}")
+            }
+        })?;
         Ok(Self { validator })
     }
 
@@ -140,5 +145,45 @@ mod tests {
         .unwrap();
         assert!(v.validate(&json!({"a": 1, "b": 2})).is_ok());
         assert!(v.validate(&json!({"a": 1, "c": 2})).is_err());
+    }
+
+    /// A schema its dialect's meta-schema refuses is refused when compiled, whatever the
+    /// dialect: the meta-schema check is the crate's compiled-in validators, not a
+    /// best-effort compile.
+    #[test]
+    fn schemas_their_meta_schema_refuses_are_refused() {
+        for (schema, at) in [
+            (
+                json!({"type": "object", "properties": {"a": {"type": "strin"}}}),
+                "/properties/a/type",
+            ),
+            (
+                json!({"type": "object", "properties": {"a": {"minLength": -1}}}),
+                "/properties/a/minLength",
+            ),
+            (json!({"type": "object", "required": "a"}), "/required"),
+            (json!({"type": "object", "properties": []}), "/properties"),
+            (
+                json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "required": [1]}),
+                "/required/0",
+            ),
+        ] {
+            let err = SchemaValidator::compile_test(&schema)
+                .err()
+                .unwrap_or_default();
+            assert!(
+                err.starts_with("inputSchema is not a valid JSON Schema"),
+                "{schema}: {err}"
+            );
+            assert!(err.contains(&format!(" at {at}: ")), "{schema}: {err}");
+        }
+        assert!(
+            SchemaValidator::compile_test(&json!({
+                "type": "object",
+                "properties": {"a": {"type": "string", "minLength": 1}},
+                "required": ["a"]
+            }))
+            .is_ok()
+        );
     }
 }
