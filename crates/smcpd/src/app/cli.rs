@@ -16,8 +16,10 @@ pub(crate) struct Invocation {
     cli: Cli,
 }
 
-/// What smcpd runs besides the demo server.
+/// What smcpd runs besides the demo server. Deferred: the flags of `gateway` (every flag of
+/// the server again) are built only when it is asked for, not on every start.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum Command {
     /// One MCP endpoint in front of the MCP servers a TOML file names (stdio programs and
     /// HTTP servers of any revision), with every flag of the demo server.
@@ -91,4 +93,54 @@ pub(crate) struct Cli {
     /// `smcpd gateway --config FILE`: the gateway's configuration.
     #[arg(skip)]
     pub(crate) gateway: Option<std::path::PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Invocation;
+
+    /// clap's own checks of every flag, the deferred `gateway` subcommand's included.
+    #[test]
+    fn the_command_line_is_consistent() {
+        Invocation::command().debug_assert();
+    }
+
+    #[test]
+    fn gateway_takes_the_server_flags_and_the_demo_does_not_need_it() {
+        let cli = Invocation::try_parse_from([
+            "smcpd",
+            "gateway",
+            "--config",
+            "g.toml",
+            "--listen",
+            "127.0.0.1:9",
+            "--threads",
+            "1",
+        ])
+        .map(Invocation::into_cli)
+        .map_err(|e| e.to_string());
+        let cli = cli.as_ref().map_err(String::as_str);
+        assert_eq!(
+            cli.map(|c| (c.gateway.clone(), c.serve.listen.to_string(), c.threads)),
+            Ok((Some("g.toml".into()), "127.0.0.1:9".to_owned(), 1))
+        );
+        let demo = Invocation::try_parse_from(["smcpd", "--threads", "2"])
+            .map(Invocation::into_cli)
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            demo.as_ref()
+                .map(|c| (c.gateway.clone(), c.threads))
+                .map_err(String::as_str),
+            Ok((None, 2))
+        );
+        let missing = Invocation::try_parse_from(["smcpd", "gateway"]).map(|_| ());
+        assert!(
+            missing
+                .as_ref()
+                .is_err_and(|e| e.to_string().contains("--config")),
+            "{missing:?}"
+        );
+    }
 }
