@@ -143,16 +143,20 @@ pub(crate) fn request_headers(
     params: &Map<String, Value>,
     header_params: &[HeaderParam],
 ) -> Result<Vec<(HeaderName, HeaderValue)>> {
-    let mut out = vec![
-        (
-            HeaderName::from_static("mcp-protocol-version"),
-            header_value("MCP-Protocol-Version", version)?,
-        ),
-        (
-            HeaderName::from_static("mcp-method"),
-            header_value("Mcp-Method", method_name)?,
-        ),
-    ];
+    // The current version and the methods of the specification are constants: their values
+    // are not copied for every request.
+    let version = if version == smcp_proto::PROTOCOL_VERSION {
+        HeaderValue::from_static(smcp_proto::PROTOCOL_VERSION)
+    } else {
+        header_value("MCP-Protocol-Version", version)?
+    };
+    let method_value = match method::client_request(method_name) {
+        Some(known) => HeaderValue::from_static(known),
+        None => header_value("Mcp-Method", method_name)?,
+    };
+    let mut out = Vec::with_capacity(3 + header_params.len());
+    out.push((HeaderName::from_static("mcp-protocol-version"), version));
+    out.push((HeaderName::from_static("mcp-method"), method_value));
     if let Some(member) = name_member(method_name)
         && let Some(Value::String(name)) = params.get(member)
     {

@@ -229,7 +229,7 @@ async fn once(
         }
     };
     let (id, stream) = match client
-        .open(method::SUBSCRIPTIONS_LISTEN, params, &[], &[])
+        .open(method::SUBSCRIPTIONS_LISTEN, &mut params, &[], &[])
         .await
     {
         Ok(x) => x,

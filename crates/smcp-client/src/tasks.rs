@@ -105,13 +105,13 @@ impl Client {
     async fn task_request(
         &self,
         method_name: &str,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
         timeout: Option<Duration>,
     ) -> Result<RawResult> {
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
         with_timeout(
             timeout,
-            self.exchange(method_name, &params, &[], &[], &mut sink),
+            self.exchange(method_name, &mut params, &[], &[], &mut sink),
         )
         .await
     }

@@ -1,6 +1,7 @@
 //! [`Client`]: the shared state behind every clone, and what the client tells about its
 //! connection (URL, era, protocol version, declared capabilities).
 
+use std::borrow::Cow;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -98,7 +99,7 @@ impl Client {
     /// finds an older one ([`Era::Session`](crate::Era::Session)).
     pub fn era(&self) -> Option<crate::Era> {
         match &self.inner.transport {
-            Transport::Http(e) => e.known().map(|(era, _)| era),
+            Transport::Http(e) => e.known_era(),
             Transport::Stdio(t) => Some(match t.legacy_info() {
                 Some(_) => crate::Era::Session,
                 None => crate::Era::Stateless,
@@ -117,6 +118,12 @@ impl Client {
 
     /// The protocol version currently sent (after a fallback, the negotiated older one).
     pub fn protocol_version(&self) -> String {
+        self.version_sent().into_owned()
+    }
+
+    /// [`protocol_version`](Self::protocol_version) as each request reads it: 2026-07-28 as
+    /// the constant, without an allocation.
+    pub(crate) fn version_sent(&self) -> Cow<'static, str> {
         match &self.inner.transport {
             Transport::Http(e) => {
                 if let Some((crate::Era::Session | crate::Era::HttpSse, v)) = e.known() {
@@ -125,15 +132,20 @@ impl Client {
             }
             Transport::Stdio(t) => {
                 if let Some(info) = t.legacy_info() {
-                    return info.protocol_version;
+                    return Cow::Owned(info.protocol_version);
                 }
             }
         }
-        self.inner
+        let version = self
+            .inner
             .version
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *version == smcp_proto::PROTOCOL_VERSION {
+            Cow::Borrowed(smcp_proto::PROTOCOL_VERSION)
+        } else {
+            Cow::Owned(version.clone())
+        }
     }
 
     /// The capabilities declared on every request (from the installed input handler, and

@@ -183,7 +183,7 @@ impl Round {
         let Round {
             client,
             method,
-            params,
+            mut params,
             on_notification,
             timeout,
             cancel,
@@ -213,7 +213,7 @@ impl Round {
         let result = within(
             timeout,
             cancel,
-            client.exchange(method, &params, &header_params, &headers, &mut sink),
+            client.exchange(method, &mut params, &header_params, &headers, &mut sink),
         )
         .await?;
         match result_kind(&result)? {

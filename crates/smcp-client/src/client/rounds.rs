@@ -21,7 +21,7 @@ impl Client {
     pub(crate) async fn request(
         &self,
         method_name: &str,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
     ) -> Result<RawResult> {
         if let Some(cache) = &self.inner.cache
             && let Some(hit) = cache.get(method_name, &params, &self.inner.auth_context)
@@ -31,7 +31,7 @@ impl Client {
         }
         let mut sink = |n: Notification| tracing::debug!(method = %n.method, "notification");
         let result = self
-            .exchange(method_name, &params, &[], &[], &mut sink)
+            .exchange(method_name, &mut params, &[], &[], &mut sink)
             .await?;
         match result_kind(&result)? {
             ResultKind::Complete => {}
@@ -79,7 +79,7 @@ impl Client {
         let mut rounds = 0u32;
         loop {
             let result = match self
-                .exchange(method_name, &retry, &header_params, &[], sink)
+                .exchange(method_name, &mut retry, &header_params, &[], sink)
                 .await
             {
                 Err(e)

@@ -9,6 +9,7 @@
 //! remembered per endpoint URL for every client of this process; a remembered older era is
 //! tried directly next time and forgotten (re-probed) when it stops working.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -143,8 +144,9 @@ pub(crate) struct Endpoint {
     pin: Option<String>,
     config: LegacyConfig,
     state: tokio::sync::Mutex<State>,
-    /// The era once known (read without awaiting).
-    known: Mutex<Option<(Era, String)>>,
+    /// The era once known (read without awaiting), with its version: 2026-07-28 as the
+    /// constant, so a request reads it without an allocation.
+    known: Mutex<Option<(Era, Cow<'static, str>)>>,
 }
 
 impl Endpoint {
@@ -163,15 +165,32 @@ impl Endpoint {
     }
 
     /// The era and version in use, once a request got through.
-    pub(crate) fn known(&self) -> Option<(Era, String)> {
+    pub(crate) fn known(&self) -> Option<(Era, Cow<'static, str>)> {
         self.known
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    fn set_known(&self, k: Option<(Era, String)>) {
+    /// The era in use, once a request got through.
+    pub(crate) fn known_era(&self) -> Option<Era> {
+        self.known
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|(era, _)| *era)
+    }
+
+    fn set_known(&self, k: Option<(Era, Cow<'static, str>)>) {
         *self.known.lock().unwrap_or_else(PoisonError::into_inner) = k;
+    }
+
+    /// Records that a 2026-07-28 request got through.
+    fn set_modern(&self) {
+        self.set_known(Some((
+            Era::Stateless,
+            Cow::Borrowed(smcp_proto::PROTOCOL_VERSION),
+        )));
     }
 
     /// The older-era connection, if one is up.
@@ -227,10 +246,7 @@ impl Endpoint {
         match self.modern.post(request, headers).await {
             Ok(stream) => {
                 *state = State::Modern;
-                self.set_known(Some((
-                    Era::Stateless,
-                    smcp_proto::PROTOCOL_VERSION.to_owned(),
-                )));
+                self.set_modern();
                 Ok(ResponseStream::new(stream))
             }
             Err(e) if e.is_fallback_signal() => {
@@ -243,10 +259,7 @@ impl Endpoint {
             Err(e) => {
                 if e.jsonrpc_error().is_some() {
                     *state = State::Modern;
-                    self.set_known(Some((
-                        Era::Stateless,
-                        smcp_proto::PROTOCOL_VERSION.to_owned(),
-                    )));
+                    self.set_modern();
                 }
                 Err(e)
             }
@@ -261,10 +274,7 @@ impl Endpoint {
     ) -> Result<ResponseStream> {
         match self.modern.post(request, headers).await {
             Ok(s) => {
-                self.set_known(Some((
-                    Era::Stateless,
-                    smcp_proto::PROTOCOL_VERSION.to_owned(),
-                )));
+                self.set_modern();
                 Ok(ResponseStream::new(s))
             }
             Err(e) if pinned && e.is_fallback_signal() => Err(with_detail(
@@ -319,7 +329,7 @@ impl Endpoint {
             remember(self.url(), Some(era));
         }
         tracing::info!(version = %l.version(), era = ?l.era(), "older-era connection established");
-        self.set_known(Some((l.era(), l.version())));
+        self.set_known(Some((l.era(), Cow::Owned(l.version()))));
         Ok(l)
     }
 

@@ -99,17 +99,19 @@ impl HttpTransport {
     ) -> Result<HttpStream> {
         // Serializing a request cannot fail: every member is plain JSON.
         let body = serde_json::to_vec(request).unwrap_or_default();
+        // One header map, moved into the request (a builder's `headers` would copy it).
         let mut all = self.extra_headers.clone();
+        all.reserve(headers.len() + 2);
         for (name, value) in headers {
             all.insert(name, value);
         }
-        let req = self
-            .http
-            .post(self.url.clone())
-            .headers(all)
-            .header(ACCEPT, ACCEPT_BOTH)
-            .header(CONTENT_TYPE, "application/json");
-        let response = self.gate.send(req.body(body)).await?;
+        all.append(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
+        all.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut req = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
+        *req.headers_mut() = all;
+        *req.body_mut() = Some(body.into());
+        let req = reqwest::RequestBuilder::from_parts(self.http.clone(), req);
+        let response = self.gate.send(req).await?;
         into_stream(response).await
     }
 }
@@ -138,37 +140,69 @@ pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStrea
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    tracing::debug!(status, content_type = %content_type, "response headers");
+        .unwrap_or("");
+    tracing::debug!(status, content_type, "response headers");
+    let form = BodyForm::of(content_type);
     if !(200..300).contains(&status) {
         let body = read_limited(response, MAX_ERROR_BODY, Overflow::Truncate).await?;
         tap_head(Some(&body));
         return Err(classify_status(status, &body));
     }
-    if content_type.starts_with("text/event-stream") {
-        tap_head(None);
-        let bytes = response.bytes_stream().boxed();
-        Ok(HttpStream::Sse {
-            decoder: SseDecoder::new(),
-            bytes,
-            ended: false,
-            tap,
-        })
-    } else if content_type.starts_with("application/json") {
-        let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
-        tap_head(Some(&body));
-        Ok(HttpStream::Json(Some(body)))
-    } else if status == 202 {
-        tap_head(None);
-        Err(Error::protocol(
-            "the server answered a request with 202 Accepted (that is for notifications)",
-        ))
-    } else {
-        Err(Error::protocol(format!(
+    match form {
+        BodyForm::Sse => {
+            tap_head(None);
+            let bytes = response.bytes_stream().boxed();
+            Ok(HttpStream::Sse {
+                decoder: SseDecoder::new(),
+                bytes,
+                ended: false,
+                tap,
+            })
+        }
+        BodyForm::Json => {
+            let body = read_limited(response, MAX_JSON_BODY, Overflow::Fail).await?;
+            tap_head(Some(&body));
+            Ok(HttpStream::Json(Some(body)))
+        }
+        BodyForm::Other(_) if status == 202 => {
+            tap_head(None);
+            Err(Error::protocol(
+                "the server answered a request with 202 Accepted (that is for notifications)",
+            ))
+        }
+        BodyForm::Other(content_type) => Err(Error::protocol(format!(
             "unexpected response Content-Type {content_type:?} (expected application/json or text/event-stream)"
-        )))
+        ))),
     }
+}
+
+/// What a response's `Content-Type` says its body is (compared without case).
+enum BodyForm {
+    /// `text/event-stream`.
+    Sse,
+    /// `application/json`.
+    Json,
+    /// Anything else, lowercased for the error that names it.
+    Other(String),
+}
+
+impl BodyForm {
+    fn of(content_type: &str) -> Self {
+        if starts_with_ignore_case(content_type, "text/event-stream") {
+            Self::Sse
+        } else if starts_with_ignore_case(content_type, "application/json") {
+            Self::Json
+        } else {
+            Self::Other(content_type.to_ascii_lowercase())
+        }
+    }
+}
+
+/// Whether `text` starts with the lowercase `prefix`, ignoring ASCII case.
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 /// Whether a response is an event stream (`text/event-stream`).
@@ -176,7 +210,7 @@ pub(crate) fn is_sse(r: &reqwest::Response) -> bool {
     r.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"))
+        .is_some_and(|v| starts_with_ignore_case(v, "text/event-stream"))
 }
 
 /// What to do with a body longer than the limit.
