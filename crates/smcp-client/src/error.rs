@@ -72,6 +72,9 @@ pub(crate) enum Kind {
     /// The HTTP request could not be sent or its body could not be read.
     #[error("HTTP transport error: {0}")]
     Transport(#[source] reqwest::Error),
+    /// The same, on the direct `http://` path (`transport::direct`).
+    #[error("HTTP transport error: {0}")]
+    Direct(#[source] crate::transport::direct_error::DirectError),
     /// The request took longer than its timeout; its stream was closed.
     #[error("request timed out after {0:?}")]
     Timeout(std::time::Duration),
@@ -326,6 +329,20 @@ fn transport_kind(e: &reqwest::Error) -> ErrorKind {
     }
 }
 
+/// The kind of a failure on the direct `http://` path, diagnosed as [`transport_kind`] does
+/// reqwest's (no TLS there).
+fn direct_kind(e: &crate::transport::direct_error::DirectError) -> ErrorKind {
+    if e.is_refused() {
+        ErrorKind::ConnectionRefused
+    } else if e.is_timeout() {
+        ErrorKind::ConnectTimeout
+    } else if e.is_not_http() {
+        ErrorKind::NotHttp
+    } else {
+        ErrorKind::Transport
+    }
+}
+
 fn hint_for(status: u16, body: &str) -> String {
     let hint = match status {
         413 => " (payload too large: the server refused the request size)",
@@ -366,6 +383,7 @@ impl Error {
         match &*self.inner {
             Kind::Config(_) => ErrorKind::Config,
             Kind::Transport(e) => transport_kind(e),
+            Kind::Direct(e) => direct_kind(e),
             Kind::Timeout(_) => ErrorKind::Timeout,
             Kind::Cancelled | Kind::CancelledTask { .. } => ErrorKind::Cancelled,
             Kind::HttpStatus { .. } => ErrorKind::HttpStatus,
@@ -420,6 +438,7 @@ impl Error {
         match &*self.inner {
             Kind::Timeout(_) | Kind::TaskExpired { .. } => true,
             Kind::Transport(e) => e.is_timeout(),
+            Kind::Direct(e) => e.is_timeout(),
             _ => false,
         }
     }
@@ -449,7 +468,10 @@ impl Error {
     /// [`ErrorKind::Tls`], [`ErrorKind::NotHttp`], [`ErrorKind::Transport`] and
     /// [`ErrorKind::Spawn`], and an HTTP read timeout.
     pub fn is_connect(&self) -> bool {
-        matches!(&*self.inner, Kind::Transport(_) | Kind::Spawn { .. })
+        matches!(
+            &*self.inner,
+            Kind::Transport(_) | Kind::Direct(_) | Kind::Spawn { .. }
+        )
     }
 
     /// The connection to the server could not be made, so the request never reached it (a
@@ -457,6 +479,7 @@ impl Error {
     pub(crate) fn is_connect_failure(&self) -> bool {
         match &*self.inner {
             Kind::Transport(e) => e.is_connect(),
+            Kind::Direct(e) => e.is_connect(),
             _ => false,
         }
     }

@@ -32,6 +32,16 @@ impl Gate {
         self
     }
 
+    /// Whether a request through this gate is only sent: no OAuth session authorizes it and
+    /// no tap shows it (the direct path can carry it: `direct.rs`).
+    pub(crate) fn is_plain(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return false;
+        }
+        self.tap.is_none()
+    }
+
     /// Sends `request` (authorized when OAuth is on).
     pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
         let Some(tap) = &self.tap else {

@@ -1,7 +1,8 @@
 //! Streamable HTTP: one JSON-RPC request = one HTTP POST; its response read incrementally
 //! (JSON or SSE).
 //!
-//! This is the only module of the request path that touches reqwest. It turns a POST into an
+//! This is the only module of the request path that touches reqwest (with `direct.rs`, the
+//! same POST without reqwest's layers where nothing they add is needed). It turns a POST into an
 //! [`HttpStream`] of JSON-RPC messages and maps HTTP-level failures to typed errors: a JSON-RPC
 //! error body keeps its code, 404/405 with a body that shows no sign of MCP means a wrong path,
 //! 400/404/405 otherwise an older MCP revision, 413/431 keep their status. Which of these lead
@@ -14,10 +15,13 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use http_body_util::BodyExt;
 use smcp_proto::jsonrpc::{Message, Request};
 use smcp_proto::sse::SseDecoder;
 
 use super::Inbound;
+use super::direct_error::DirectError;
+use super::reply::HttpReply;
 use crate::error::{Error, Kind, Result};
 use crate::wire::{Tapped, WireKind, header_pairs};
 
@@ -32,6 +36,8 @@ const MAX_JSON_BODY: usize = 32 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub(crate) struct HttpTransport {
     http: reqwest::Client,
+    /// The POST without reqwest's layers, where it can carry it (`direct.rs`).
+    direct: Option<super::direct::DirectHttp>,
     url: reqwest::Url,
     extra_headers: HeaderMap,
     gate: super::gate::Gate,
@@ -58,10 +64,24 @@ impl HttpTransport {
             .map_err(|e| Error::config(format!("cannot build the HTTP client: {e}")))?;
         Ok(Self {
             http,
+            direct: super::direct::DirectHttp::for_endpoint(&url, settings),
             url,
             extra_headers,
             gate,
         })
+    }
+
+    /// Whether a POST takes the direct path (`direct.rs`).
+    #[cfg(test)]
+    pub(crate) fn takes_direct_path(&self) -> bool {
+        self.direct.is_some() && self.gate.is_plain()
+    }
+
+    /// The same transport with every POST through reqwest.
+    #[cfg(test)]
+    pub(crate) fn without_direct_path(mut self) -> Self {
+        self.direct = None;
+        self
     }
 
     /// The endpoint URL.
@@ -107,6 +127,15 @@ impl HttpTransport {
         }
         all.append(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
         all.append(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(direct) = &self.direct
+            && self.gate.is_plain()
+        {
+            let response = direct
+                .post(all, body)
+                .await
+                .map_err(|e| Error::new(Kind::Direct(e)))?;
+            return into_stream(HttpReply::Direct(response)).await;
+        }
         let mut req = reqwest::Request::new(reqwest::Method::POST, self.url.clone());
         *req.headers_mut() = all;
         *req.body_mut() = Some(body.into());
@@ -119,8 +148,9 @@ impl HttpTransport {
 /// Turns a response to a request into its message stream: a non-success status becomes a
 /// typed error (see [`classify_status`]), a JSON body one message, an SSE body a stream.
 /// A response the gate tapped hands what is read to its tap too.
-pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStream> {
-    let status = response.status().as_u16();
+pub(crate) async fn into_stream(response: impl Into<HttpReply>) -> Result<HttpStream> {
+    let response = response.into();
+    let status = response.status();
     let tap = response.extensions().get::<Tapped>().cloned();
     let headers = if tap.is_some() {
         response.headers().clone()
@@ -151,7 +181,7 @@ pub(crate) async fn into_stream(response: reqwest::Response) -> Result<HttpStrea
     match form {
         BodyForm::Sse => {
             tap_head(None);
-            let bytes = response.bytes_stream().boxed();
+            let bytes = response.chunks();
             Ok(HttpStream::Sse {
                 decoder: SseDecoder::new(),
                 bytes,
@@ -224,14 +254,37 @@ pub(crate) enum Overflow {
 
 /// Reads at most `limit` bytes of a body (the rest is dropped with the connection).
 pub(crate) async fn read_limited(
-    response: reqwest::Response,
+    response: impl Into<HttpReply>,
+    limit: usize,
+    overflow: Overflow,
+) -> Result<Vec<u8>> {
+    match response.into() {
+        HttpReply::Reqwest(r) => {
+            let chunks = r
+                .bytes_stream()
+                .map(|c| c.map_err(|e| Error::new(Kind::Transport(e))));
+            read_chunks(chunks, limit, overflow).await
+        }
+        HttpReply::Direct(r) => {
+            let chunks = r
+                .into_body()
+                .into_data_stream()
+                .map(|c| c.map_err(|e| Error::new(Kind::Direct(DirectError::Body(e)))));
+            read_chunks(chunks, limit, overflow).await
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of `chunks`.
+async fn read_chunks(
+    chunks: impl futures_util::Stream<Item = Result<Bytes>>,
     limit: usize,
     overflow: Overflow,
 ) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(Kind::Transport)?;
+    let mut chunks = std::pin::pin!(chunks);
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
         if out.len() + chunk.len() > limit {
             if overflow == Overflow::Fail {
                 return Err(Error::protocol(format!(
@@ -292,7 +345,7 @@ pub(crate) enum HttpStream {
         /// The incremental decoder.
         decoder: SseDecoder,
         /// The body.
-        bytes: BoxStream<'static, reqwest::Result<Bytes>>,
+        bytes: BoxStream<'static, Result<Bytes>>,
         /// The body has ended.
         ended: bool,
         /// Where each event goes too.

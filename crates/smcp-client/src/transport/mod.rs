@@ -8,9 +8,14 @@
 //! same for every transport and era. This module names none of them: each implements
 //! [`MessageStream`] for its own streams, so the arrows point from the transports down to here.
 
+pub(crate) mod direct;
+pub(crate) mod direct_error;
+#[cfg(test)]
+mod direct_tests;
 pub(crate) mod gate;
 pub(crate) mod http;
 pub(crate) mod http_client;
+pub(crate) mod reply;
 
 use futures_util::future::BoxFuture;
 use smcp_proto::jsonrpc::{Message, RawResult};
