@@ -15,12 +15,10 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use http_body_util::BodyExt;
 use smcp_proto::jsonrpc::{Message, Request};
 use smcp_proto::sse::SseDecoder;
 
 use super::Inbound;
-use super::direct_error::DirectError;
 use super::reply::HttpReply;
 use crate::error::{Error, Kind, Result};
 use crate::wire::{Tapped, WireKind, header_pairs};
@@ -181,7 +179,7 @@ pub(crate) async fn into_stream(response: impl Into<HttpReply>) -> Result<HttpSt
     match form {
         BodyForm::Sse => {
             tap_head(None);
-            let bytes = response.chunks();
+            let bytes = response.chunks().boxed();
             Ok(HttpStream::Sse {
                 decoder: SseDecoder::new(),
                 bytes,
@@ -258,31 +256,8 @@ pub(crate) async fn read_limited(
     limit: usize,
     overflow: Overflow,
 ) -> Result<Vec<u8>> {
-    match response.into() {
-        HttpReply::Reqwest(r) => {
-            let chunks = r
-                .bytes_stream()
-                .map(|c| c.map_err(|e| Error::new(Kind::Transport(e))));
-            read_chunks(chunks, limit, overflow).await
-        }
-        HttpReply::Direct(r) => {
-            let chunks = r
-                .into_body()
-                .into_data_stream()
-                .map(|c| c.map_err(|e| Error::new(Kind::Direct(DirectError::Body(e)))));
-            read_chunks(chunks, limit, overflow).await
-        }
-    }
-}
-
-/// Reads at most `limit` bytes of `chunks`.
-async fn read_chunks(
-    chunks: impl futures_util::Stream<Item = Result<Bytes>>,
-    limit: usize,
-    overflow: Overflow,
-) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let mut chunks = std::pin::pin!(chunks);
+    let mut chunks = std::pin::pin!(response.into().chunks());
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk?;
         if out.len() + chunk.len() > limit {

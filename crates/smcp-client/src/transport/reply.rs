@@ -2,8 +2,8 @@
 //! (`gate.rs`) or the direct `http://` path (`direct.rs`).
 
 use bytes::Bytes;
-use futures_util::StreamExt;
-use futures_util::stream::BoxStream;
+use futures_util::future::Either;
+use futures_util::{Stream, StreamExt};
 use http::{Extensions, HeaderMap};
 use http_body_util::BodyExt;
 
@@ -51,17 +51,17 @@ impl HttpReply {
     }
 
     /// The body's chunks as they arrive; a failure to read is a transport error.
-    pub(crate) fn chunks(self) -> BoxStream<'static, Result<Bytes>> {
+    pub(crate) fn chunks(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
         match self {
-            Self::Reqwest(r) => r
-                .bytes_stream()
-                .map(|c| c.map_err(|e| Error::new(Kind::Transport(e))))
-                .boxed(),
-            Self::Direct(r) => r
-                .into_body()
-                .into_data_stream()
-                .map(|c| c.map_err(|e| Error::new(Kind::Direct(DirectError::Body(e)))))
-                .boxed(),
+            Self::Reqwest(r) => Either::Left(
+                r.bytes_stream()
+                    .map(|c| c.map_err(|e| Error::new(Kind::Transport(e)))),
+            ),
+            Self::Direct(r) => Either::Right(
+                r.into_body()
+                    .into_data_stream()
+                    .map(|c| c.map_err(|e| Error::new(Kind::Direct(DirectError::Body(e))))),
+            ),
         }
     }
 }
