@@ -12,7 +12,9 @@
 //!
 //! It carries a request only when nothing reqwest adds is needed: `http://` without
 //! credentials in the URL, HTTP/1.1 (`HttpVersion::Auto` or `Http1`; prior-knowledge HTTP/2
-//! and TLS stay on reqwest), and no OAuth session or wire tap on the request (`gate.rs`).
+//! and TLS stay on reqwest), no proxy for the endpoint (reqwest's reading of the environment,
+//! `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, made with the same matcher), and no OAuth session
+//! or wire tap on the request (`gate.rs`).
 
 use std::time::Duration;
 
@@ -21,6 +23,7 @@ use http::header::HeaderMap;
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::direct_error::DirectError;
@@ -43,6 +46,15 @@ pub(crate) struct DirectHttp {
 impl DirectHttp {
     /// The direct path to `url`, when it can carry requests there (see the module docs).
     pub(crate) fn for_endpoint(url: &reqwest::Url, settings: &HttpSettings) -> Option<Self> {
+        Self::unless_proxied(url, settings, &Matcher::from_system())
+    }
+
+    /// [`for_endpoint`](Self::for_endpoint) with the proxies `proxies` names.
+    fn unless_proxied(
+        url: &reqwest::Url,
+        settings: &HttpSettings,
+        proxies: &Matcher,
+    ) -> Option<Self> {
         if url.scheme() != "http"
             || !url.username().is_empty()
             || url.password().is_some()
@@ -52,6 +64,9 @@ impl DirectHttp {
             return None;
         }
         let uri: http::Uri = url.as_str().parse().ok()?;
+        if proxies.intercept(&uri).is_some() {
+            return None;
+        }
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(settings.connect_timeout);
@@ -105,8 +120,28 @@ mod tests {
             ),
             ("http://127.0.0.1:8931/mcp#frag", HttpVersion::Auto, false),
         ] {
-            let got = DirectHttp::for_endpoint(&url(u), &settings(version));
+            let got = DirectHttp::unless_proxied(&url(u), &settings(version), &no_proxy());
             assert_eq!(got.is_some(), direct, "{u} {version:?}");
         }
+    }
+
+    fn no_proxy() -> Matcher {
+        Matcher::builder().build()
+    }
+
+    #[test]
+    fn an_endpoint_behind_a_proxy_stays_on_reqwest() {
+        let url = reqwest::Url::parse("http://mcp.internal.example:8931/mcp").expect("a URL");
+        let settings = HttpSettings::default();
+        let proxied = Matcher::builder().http("http://proxy.example:3128").build();
+        assert!(DirectHttp::unless_proxied(&url, &settings, &proxied).is_none());
+        let all = Matcher::builder().all("http://proxy.example:3128").build();
+        assert!(DirectHttp::unless_proxied(&url, &settings, &all).is_none());
+        let exempt = Matcher::builder()
+            .http("http://proxy.example:3128")
+            .no("mcp.internal.example")
+            .build();
+        assert!(DirectHttp::unless_proxied(&url, &settings, &exempt).is_some());
+        assert!(DirectHttp::unless_proxied(&url, &settings, &no_proxy()).is_some());
     }
 }
