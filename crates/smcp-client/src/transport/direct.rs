@@ -19,7 +19,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::HeaderMap;
+use http::header::{HOST, HeaderMap, HeaderValue};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -41,6 +41,9 @@ const KEEPALIVE_RETRIES: u32 = 3;
 pub(crate) struct DirectHttp {
     client: Client<HttpConnector, Full<Bytes>>,
     uri: http::Uri,
+    /// `Host`, as hyper-util would write it for every request (the host, and the port unless
+    /// it is 80), made once.
+    host: HeaderValue,
 }
 
 impl DirectHttp {
@@ -67,6 +70,11 @@ impl DirectHttp {
         if proxies.intercept(&uri).is_some() {
             return None;
         }
+        let host = match uri.port_u16() {
+            Some(port) if port != 80 => format!("{}:{port}", uri.host()?),
+            _ => uri.host()?.to_owned(),
+        };
+        let host = HeaderValue::from_str(&host).ok()?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(settings.connect_timeout);
@@ -77,15 +85,16 @@ impl DirectHttp {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE)
             .build(connector);
-        Some(Self { client, uri })
+        Some(Self { client, uri, host })
     }
 
-    /// POSTs `body` with `headers` (the request's whole header map).
+    /// POSTs `body` with `headers` (the request's whole header map; a `Host` there is kept).
     pub(crate) async fn post(
         &self,
-        headers: HeaderMap,
+        mut headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<http::Response<hyper::body::Incoming>, DirectError> {
+        headers.entry(HOST).or_insert_with(|| self.host.clone());
         let mut request = http::Request::new(Full::new(Bytes::from(body)));
         *request.method_mut() = http::Method::POST;
         *request.uri_mut() = self.uri.clone();
@@ -122,6 +131,22 @@ mod tests {
         ] {
             let got = DirectHttp::unless_proxied(&url(u), &settings(version), &no_proxy());
             assert_eq!(got.is_some(), direct, "{u} {version:?}");
+        }
+    }
+
+    #[test]
+    fn host_is_written_as_hyper_util_writes_it() {
+        for (u, host) in [
+            ("http://127.0.0.1:8931/mcp", "127.0.0.1:8931"),
+            ("http://[::1]:8931/mcp", "[::1]:8931"),
+            ("http://mcp.example.test/mcp", "mcp.example.test"),
+            ("http://mcp.example.test:80/mcp", "mcp.example.test"),
+            ("http://MCP.Example.TEST:8080/mcp", "mcp.example.test:8080"),
+        ] {
+            let url = reqwest::Url::parse(u).expect("a URL");
+            let direct = DirectHttp::unless_proxied(&url, &HttpSettings::default(), &no_proxy())
+                .expect("a direct path");
+            assert_eq!(direct.host, host, "{u}");
         }
     }
 

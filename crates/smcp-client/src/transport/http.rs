@@ -117,9 +117,10 @@ impl HttpTransport {
     ) -> Result<HttpStream> {
         // Serializing a request cannot fail: every member is plain JSON.
         let body = serde_json::to_vec(request).unwrap_or_default();
-        // One header map, moved into the request (a builder's `headers` would copy it).
+        // One header map, moved into the request (a builder's `headers` would copy it), with
+        // room for `Host` too.
         let mut all = self.extra_headers.clone();
-        all.reserve(headers.len() + 2);
+        all.reserve(headers.len() + 3);
         for (name, value) in headers {
             all.insert(name, value);
         }
