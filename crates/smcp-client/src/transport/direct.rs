@@ -3,10 +3,10 @@
 //!
 //! reqwest wraps every request in a redirect layer, a retry layer and a proxy matcher; the
 //! redirect layer parses the request's URI into a `Url` on the way out and its response future
-//! parses it again on the way back, also with redirects turned off. For an MCP POST none of
-//! that applies (the client follows no redirects, has no proxy for a plain-HTTP endpoint, and
-//! decides itself what to resend: `retry.rs`), and it was a sixth of what a call through the
-//! gateway cost. This path sends the same bytes over the same kind of pool: hyper-util's client,
+//! parses it again on the way back, also with redirects turned off. For an MCP POST to an
+//! endpoint no proxy takes, none of that applies (the client follows no redirects and decides
+//! itself what to resend: `retry.rs`), and it was a sixth of what a call through the gateway
+//! cost. This path sends the same bytes over the same kind of pool: hyper-util's client,
 //! with reqwest's defaults for the connection (no Nagle, TCP keep-alive every 15 s, idle
 //! connections kept 90 s, the connect timeout of [`HttpSettings`]).
 //!
