@@ -66,12 +66,17 @@ impl TraceSource {
     }
 }
 
+/// The `_meta` member and header carrying the W3C trace context.
+pub(crate) const TRACEPARENT: &str = "traceparent";
+/// The `_meta` member and header carrying the W3C trace state.
+pub(crate) const TRACESTATE: &str = "tracestate";
+
 /// Adds the source's context to `meta` (unless it already has a `traceparent`).
 pub(crate) fn stamp(source: Option<&TraceSource>, meta: &mut Map<String, Value>) {
     let Some(source) = source else {
         return;
     };
-    if meta.contains_key("traceparent") {
+    if meta.contains_key(TRACEPARENT) {
         return;
     }
     let Some(ctx) = (source.0)() else {
@@ -81,9 +86,9 @@ pub(crate) fn stamp(source: Option<&TraceSource>, meta: &mut Map<String, Value>)
         tracing::debug!("trace source gave a malformed traceparent; not sent");
         return;
     }
-    meta.insert("traceparent".to_owned(), Value::String(ctx.traceparent));
+    meta.insert(TRACEPARENT.to_owned(), Value::String(ctx.traceparent));
     if let Some(state) = ctx.tracestate.filter(|s| well_formed_tracestate(s)) {
-        meta.insert("tracestate".to_owned(), Value::String(state));
+        meta.insert(TRACESTATE.to_owned(), Value::String(state));
     }
 }
 
@@ -93,20 +98,20 @@ pub(crate) fn headers(meta: Option<&Value>) -> Vec<(http::HeaderName, http::Head
     let Some(Value::Object(meta)) = meta else {
         return out;
     };
-    let Some(Value::String(tp)) = meta.get("traceparent") else {
+    let Some(Value::String(tp)) = meta.get(TRACEPARENT) else {
         return out;
     };
     if !well_formed_traceparent(tp) {
         return out;
     }
     if let Ok(v) = http::HeaderValue::from_str(tp) {
-        out.push((http::HeaderName::from_static("traceparent"), v));
+        out.push((http::HeaderName::from_static(TRACEPARENT), v));
     }
-    if let Some(Value::String(ts)) = meta.get("tracestate")
+    if let Some(Value::String(ts)) = meta.get(TRACESTATE)
         && well_formed_tracestate(ts)
         && let Ok(v) = http::HeaderValue::from_str(ts)
     {
-        out.push((http::HeaderName::from_static("tracestate"), v));
+        out.push((http::HeaderName::from_static(TRACESTATE), v));
     }
     out
 }

@@ -17,13 +17,20 @@ use super::handle::Client;
 use crate::error::{Error, Result};
 use crate::headers::request_headers;
 use crate::response::{Sink, read_response};
+use crate::trace::{TRACEPARENT, TRACESTATE};
 use crate::transport::ResponseStream;
 
 impl Client {
     /// Adds the required `_meta` members (A4 items 44–45), keeping any already there: the
     /// protocol version and client info are the client's own; the capabilities only unless the
-    /// request states them. Returns what it changed, for [`Lent`] to put back.
-    fn stamp_meta(&self, method_name: &str, params: &mut Map<String, Value>) -> Stamped {
+    /// request states them; `version` is [`Client::version_sent`]. Returns what it changed,
+    /// for [`Lent`] to put back.
+    fn stamp_meta(
+        &self,
+        method_name: &str,
+        version: &str,
+        params: &mut Map<String, Value>,
+    ) -> Stamped {
         let declares_tasks = self.declares_tasks(method_name, Some(params));
         let mut stamped = Stamped::default();
         if !matches!(params.get("_meta"), Some(Value::Object(_))) {
@@ -35,7 +42,7 @@ impl Client {
         };
         stamped.version = Was::replaced(meta.insert(
             meta::PROTOCOL_VERSION.to_owned(),
-            Value::String(self.version_sent().into_owned()),
+            Value::String(version.to_owned()),
         ));
         // A round that declares its own client's capabilities keeps them (`round.rs`);
         // otherwise they are built only here, where they are sent.
@@ -71,10 +78,11 @@ impl Client {
         header_params: &[HeaderParam],
         extra: &[(http::HeaderName, http::HeaderValue)],
     ) -> Result<(RequestId, ResponseStream)> {
-        let stamped = self.stamp_meta(method_name, params);
+        let version = self.version_sent();
+        let stamped = self.stamp_meta(method_name, &version, params);
         // Stdio has no headers: everything they would mirror is already in the body.
         let headers = if self.inner.transport.is_http() {
-            match request_headers(&self.version_sent(), method_name, params, header_params) {
+            match request_headers(&version, method_name, params, header_params) {
                 Ok(mut headers) => {
                     if self.inner.trace.is_some() {
                         headers.extend(crate::trace::headers(params.get("_meta")));
@@ -183,10 +191,6 @@ impl Client {
         crate::retry::side_effect_free(method_name)
     }
 }
-
-/// `_meta`'s W3C trace members (`crate::trace`).
-const TRACEPARENT: &str = "traceparent";
-const TRACESTATE: &str = "tracestate";
 
 /// What [`Client::stamp_meta`] changed in a request's params. The same params are sent again
 /// (a resend, the version renegotiated, the next MRTR round), each time stamped afresh, so they
@@ -347,12 +351,24 @@ mod tests {
         .collect()
     }
 
+    /// `params` read as `original` does, member order included.
+    fn assert_same_text(params: &Map<String, Value>, original: &Map<String, Value>) {
+        assert_eq!(
+            serde_json::to_string(params).ok(),
+            serde_json::to_string(original).ok()
+        );
+    }
+
     #[test]
     fn a_stamp_is_undone_to_the_params_as_they_were_order_included() {
         let client = client();
         for original in cases() {
             let mut params = original.clone();
-            let stamped = client.stamp_meta(method::TOOLS_CALL, &mut params);
+            let stamped = client.stamp_meta(
+                method::TOOLS_CALL,
+                smcp_proto::PROTOCOL_VERSION,
+                &mut params,
+            );
             let meta = params["_meta"]
                 .as_object()
                 .expect("_meta is an object once stamped");
@@ -368,10 +384,7 @@ mod tests {
                 assert_eq!(meta[TRACESTATE], "vendor=sent");
             }
             stamped.undo(&mut params);
-            assert_eq!(
-                serde_json::to_string(&params).ok(),
-                serde_json::to_string(&original).ok()
-            );
+            assert_same_text(&params, &original);
         }
     }
 
@@ -380,7 +393,11 @@ mod tests {
         let client = client();
         for original in cases() {
             let mut params = original.clone();
-            let stamped = client.stamp_meta(method::TOOLS_CALL, &mut params);
+            let stamped = client.stamp_meta(
+                method::TOOLS_CALL,
+                smcp_proto::PROTOCOL_VERSION,
+                &mut params,
+            );
             let lent = Lent::new(
                 &mut params,
                 stamped,
@@ -394,10 +411,7 @@ mod tests {
             );
             // As when a send's future is dropped mid-flight (a timeout, a cancel).
             drop(lent);
-            assert_eq!(
-                serde_json::to_string(&params).ok(),
-                serde_json::to_string(&original).ok()
-            );
+            assert_same_text(&params, &original);
         }
     }
 }
