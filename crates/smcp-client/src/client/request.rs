@@ -351,6 +351,17 @@ mod tests {
         .collect()
     }
 
+    /// A copy of `original` stamped for a `tools/call`, and what the stamp changed.
+    fn stamp(client: &Client, original: &Map<String, Value>) -> (Map<String, Value>, Stamped) {
+        let mut params = original.clone();
+        let stamped = client.stamp_meta(
+            method::TOOLS_CALL,
+            smcp_proto::PROTOCOL_VERSION,
+            &mut params,
+        );
+        (params, stamped)
+    }
+
     /// `params` read as `original` does, member order included.
     fn assert_same_text(params: &Map<String, Value>, original: &Map<String, Value>) {
         assert_eq!(
@@ -363,12 +374,7 @@ mod tests {
     fn a_stamp_is_undone_to_the_params_as_they_were_order_included() {
         let client = client();
         for original in cases() {
-            let mut params = original.clone();
-            let stamped = client.stamp_meta(
-                method::TOOLS_CALL,
-                smcp_proto::PROTOCOL_VERSION,
-                &mut params,
-            );
+            let (mut params, stamped) = stamp(&client, &original);
             let meta = params["_meta"]
                 .as_object()
                 .expect("_meta is an object once stamped");
@@ -392,12 +398,7 @@ mod tests {
     fn lent_params_come_back_when_the_request_is_dropped() {
         let client = client();
         for original in cases() {
-            let mut params = original.clone();
-            let stamped = client.stamp_meta(
-                method::TOOLS_CALL,
-                smcp_proto::PROTOCOL_VERSION,
-                &mut params,
-            );
+            let (mut params, stamped) = stamp(&client, &original);
             let lent = Lent::new(
                 &mut params,
                 stamped,
